@@ -1,0 +1,111 @@
+"""Online agents, one per algorithm, behind one small protocol (:class:`Agent`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mamab.agents.base import Agent, Message
+from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
+from mamab.agents.lcc import LccUcbAgent, RelayAgent
+from mamab.agents.ucb import UCB
+from mamab.errors import ConfigError
+from mamab.schedule import initial_block, k_prime
+from mamab.topology import Topology
+
+__all__ = [
+    "ALGORITHMS",
+    "UCB",
+    "Agent",
+    "AlgorithmParams",
+    "FullCommunicationAgent",
+    "LccUcbAgent",
+    "Message",
+    "NoCommunicationAgent",
+    "RelayAgent",
+    "check_algorithm",
+    "lcc_shape",
+    "make_agents",
+]
+
+ALGORITHMS = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication", "full-communication")
+SPLITS_ARMS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay"})
+NEEDS_CONNECTED = frozenset({"lcc-ucb-graph", "lcc-ucb-relay"})
+
+
+@dataclass(frozen=True)
+class AlgorithmParams:
+    """Tunable constants; ``None`` means the paper's value, derived from the graph."""
+
+    alpha: float = 2.0
+    k_prime: int | None = None
+    sub_epochs: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.alpha > 0:
+            raise ConfigError(f"alpha must be positive, got {self.alpha}")
+        for name in ("k_prime", "sub_epochs"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+def check_algorithm(algorithm: str, n_agents: int, n_arms: int) -> None:
+    """Reject an unknown algorithm, or one that needs K ≥ N when K < N."""
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+    if algorithm in SPLITS_ARMS and n_arms < n_agents:
+        raise ConfigError(
+            f"{algorithm} splits the arms among the agents and needs K >= N (got N={n_agents}, K={n_arms})"
+        )
+
+
+def lcc_shape(algorithm: str, topology: Topology, n_arms: int, params: AlgorithmParams) -> tuple[int, int]:
+    """(K', phases per epoch) of an LCC-family algorithm on ``topology``, paper defaults unless set.
+
+    LCC-UCB and LCC-UCB-GRAPH use K' = ceil(K/N) + K_G (Thm 1, Cor. 1, Thm 3); relaying hears all
+    N-1 others, so K' = ceil(K/N) + N - 1. LCC-UCB-GRAPH has D = max(1, diameter) sub-epochs.
+    """
+    n = topology.n_agents
+    if algorithm in NEEDS_CONNECTED and not topology.is_connected:
+        raise ConfigError(f"{algorithm} needs a connected graph; the {topology.name} graph is not")
+    degree = n - 1 if algorithm == "lcc-ucb-relay" else topology.max_degree
+    kp = params.k_prime or k_prime(n_arms, n, degree)
+    sub = 1
+    if algorithm == "lcc-ucb-graph":
+        sub = params.sub_epochs or max(1, topology.diameter)
+    return kp, sub
+
+
+def make_agents(
+    algorithm: str,
+    topology: Topology,
+    n_arms: int,
+    horizon: int,
+    params: AlgorithmParams | None = None,
+) -> list[Agent]:
+    """One agent per node of ``topology``, with the paper's defaults unless ``params`` says otherwise."""
+    params = params or AlgorithmParams()
+    n = topology.n_agents
+    check_algorithm(algorithm, n, n_arms)
+    if algorithm == "no-communication":
+        return [NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha) for i in range(n)]
+    if algorithm == "full-communication":
+        return [FullCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha) for i in range(n)]
+    kp, sub = lcc_shape(algorithm, topology, n_arms, params)
+    agents: list[Agent] = []
+    for i in range(n):
+        common = dict(
+            agent_id=i,
+            n_arms=n_arms,
+            horizon=horizon,
+            neighbours=topology.neighbours[i],
+            initial_arms=initial_block(i, n_arms, n),
+            k_prime=kp,
+            sub_epochs=sub,
+            alpha=params.alpha,
+        )
+        if algorithm == "lcc-ucb-relay":
+            agents.append(RelayAgent(**common, relay_rounds=max(1, topology.diameter), n_agents=n))
+        else:
+            agents.append(LccUcbAgent(**common))
+    return agents

@@ -1,0 +1,73 @@
+"""The online agent interface: a tiny synchronous protocol a host system can drive.
+
+Each step the host calls, for every agent, ``select_arm()``, plays the arm, then
+``observe(arm, reward)``. Then it runs communication rounds: it collects ``outgoing()`` from
+every agent, delivers each message to its receiver with ``receive(message)``, and repeats until
+a round in which no agent has anything to send. Messages travel only along the graph's edges.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from mamab.errors import InvalidMessage
+
+
+@dataclass(frozen=True)
+class Message:
+    """One point-to-point message and its exact size on the wire."""
+
+    sender: int
+    receiver: int
+    payload: Any
+    bits: int
+
+
+class Agent(ABC):
+    """One agent of the network; subclasses implement one algorithm."""
+
+    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...]):
+        self.agent_id = agent_id
+        self.n_arms = n_arms
+        self.horizon = horizon
+        self.neighbours = tuple(neighbours)
+        self._neighbour_set = frozenset(self.neighbours)
+
+    @abstractmethod
+    def select_arm(self) -> int:
+        """The arm to play this step."""
+
+    @abstractmethod
+    def observe(self, arm: int, reward: float) -> None:
+        """Learn from this step's own reward."""
+
+    def outgoing(self) -> list[Message]:
+        """Messages to send in the current communication round (empty when silent)."""
+        return []
+
+    def receive(self, message: Message) -> None:
+        """Accept one message; raise :class:`InvalidMessage` (state unchanged) if it is refused."""
+        raise InvalidMessage(f"agent {self.agent_id} takes no messages")
+
+    # -- checks shared by the algorithms; they run before any state changes --
+
+    def _check_envelope(self, message: Message) -> None:
+        if not isinstance(message, Message):
+            raise InvalidMessage(f"agent {self.agent_id}: expected a Message, got {type(message).__name__}")
+        if message.receiver != self.agent_id:
+            raise InvalidMessage(f"agent {self.agent_id}: message addressed to agent {message.receiver}")
+        if message.sender not in self._neighbour_set:
+            raise InvalidMessage(f"agent {self.agent_id}: sender {message.sender} is not a neighbour")
+
+    def _check_arm(self, arm: Any) -> int:
+        if isinstance(arm, bool) or not isinstance(arm, int) or not 0 <= arm < self.n_arms:
+            raise InvalidMessage(f"agent {self.agent_id}: arm {arm!r} outside 0..{self.n_arms - 1}")
+        return arm
+
+    def _check_reward(self, reward: Any) -> float:
+        if isinstance(reward, bool) or not isinstance(reward, int | float) or not math.isfinite(reward):
+            raise InvalidMessage(f"agent {self.agent_id}: reward {reward!r} is not a finite number")
+        return float(reward)

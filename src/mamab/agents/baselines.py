@@ -1,0 +1,57 @@
+"""The paper's two reference points: no communication and full communication every step."""
+
+from __future__ import annotations
+
+from mamab.agents.base import Agent, Message
+from mamab.agents.ucb import UCB
+from mamab.errors import InvalidMessage
+from mamab.schedule import REWARD_BITS, index_bits
+
+
+class NoCommunicationAgent(Agent):
+    """UCB on all K arms for the whole horizon, never restarted, never talking."""
+
+    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...] = (), alpha: float = 2.0):
+        super().__init__(agent_id, n_arms, horizon, neighbours)
+        self.ucb = UCB(range(n_arms), alpha)
+
+    def select_arm(self) -> int:
+        return self.ucb.select()
+
+    def observe(self, arm: int, reward: float) -> None:
+        self.ucb.update(arm, reward)
+
+
+class FullCommunicationAgent(NoCommunicationAgent):
+    """Sends (arm, reward) to every neighbour each step and learns from all samples it sees.
+
+    The UCB log term counts every sample seen (own and neighbours'). Own sample first, then the
+    neighbours' in the order they arrive (the reference host delivers by increasing sender id).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._bits = index_bits(self.n_arms) + REWARD_BITS
+        self._outbox: list[Message] = []
+        self._heard: set[int] = set()
+
+    def observe(self, arm: int, reward: float) -> None:
+        super().observe(arm, reward)
+        self._outbox = [Message(self.agent_id, v, (arm, reward), self._bits) for v in self.neighbours]
+        self._heard = set()
+
+    def outgoing(self) -> list[Message]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def receive(self, message: Message) -> None:
+        self._check_envelope(message)
+        payload = message.payload
+        if not (isinstance(payload, tuple) and len(payload) == 2):
+            raise InvalidMessage(f"agent {self.agent_id}: full-communication payload must be (arm, reward)")
+        arm = self._check_arm(payload[0])
+        reward = self._check_reward(payload[1])
+        if message.sender in self._heard:
+            raise InvalidMessage(f"agent {self.agent_id}: second sample from {message.sender} this step")
+        self._heard.add(message.sender)
+        self.ucb.update(arm, reward)

@@ -1,0 +1,148 @@
+"""LCC-UCB (Alg. 1+2), LCC-UCB-GRAPH (Alg. 3) and LCC-UCB with relaying, as online agents.
+
+An agent runs a fresh UCB on A = S_n ∪ R in every phase (an epoch, or a sub-epoch for
+LCC-UCB-GRAPH), then sends its most-played arm; R becomes the set of arms received in that
+communication window (older recommendations are dropped, as in the paper).
+"""
+
+from __future__ import annotations
+
+from mamab.agents.base import Agent, Message
+from mamab.agents.ucb import UCB
+from mamab.errors import InvalidMessage
+from mamab.schedule import agent_bits, base_length, index_bits, phase_lengths
+
+
+class LccUcbAgent(Agent):
+    """LCC-UCB on any graph: recommendations go to neighbours only.
+
+    ``sub_epochs=1`` is LCC-UCB (on a non-complete graph, the paper's Corollary 1 variant);
+    ``sub_epochs=D`` is LCC-UCB-GRAPH. ``k_prime`` fixes the epoch length K'(K'+1)·2^j.
+    """
+
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        neighbours: tuple[int, ...],
+        initial_arms: tuple[int, ...],
+        k_prime: int,
+        sub_epochs: int = 1,
+        alpha: float = 2.0,
+    ):
+        super().__init__(agent_id, n_arms, horizon, neighbours)
+        self.initial_arms = tuple(initial_arms)
+        self.alpha = alpha
+        self.phases = phase_lengths(horizon, base_length(k_prime), sub_epochs)
+        self.phase = 0
+        self.step_in_phase = 0
+        self.recommendations: frozenset[int] = frozenset()
+        self.ucb = UCB(self.initial_arms, alpha)
+        self.listening = False  # True between the end of a phase and the next select_arm
+        self._received: dict[int, int] = {}
+        self._outbox: list[Message] = []
+
+    def select_arm(self) -> int:
+        if self.phase >= len(self.phases):
+            raise RuntimeError(f"agent {self.agent_id}: the horizon {self.horizon} is over")
+        if self.listening:
+            self._start_phase()
+        return self.ucb.select()
+
+    def observe(self, arm: int, reward: float) -> None:
+        self.ucb.update(arm, reward)
+        self.step_in_phase += 1
+        if self.step_in_phase == self.phases[self.phase]:
+            self._end_phase(self.ucb.most_played())
+
+    def outgoing(self) -> list[Message]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def receive(self, message: Message) -> None:
+        self._check_envelope(message)
+        arm = self._check_arm(message.payload)
+        self._check_listening(message)
+        if message.sender in self._received:
+            raise InvalidMessage(f"agent {self.agent_id}: second recommendation from {message.sender}")
+        self._received[message.sender] = arm
+
+    def _check_listening(self, message: Message) -> None:
+        if not self.listening:
+            raise InvalidMessage(
+                f"agent {self.agent_id}: message from {message.sender} outside a communication window"
+            )
+
+    def _end_phase(self, best: int) -> None:
+        bits = index_bits(self.n_arms)
+        self._outbox = [Message(self.agent_id, v, best, bits) for v in self.neighbours]
+        self._received = {}
+        self.listening = True
+        self.phase += 1
+        self.step_in_phase = 0
+
+    def _next_recommendations(self) -> frozenset[int]:
+        return frozenset(self._received.values())
+
+    def _start_phase(self) -> None:
+        self.recommendations = self._next_recommendations()
+        self.ucb = UCB(set(self.initial_arms) | self.recommendations, self.alpha)
+        self.listening = False
+
+
+class RelayAgent(LccUcbAgent):
+    """LCC-UCB epochs on a graph with flooding, so every agent hears all N recommendations.
+
+    Flooding runs ``relay_rounds`` (= D) rounds after each epoch: in round 1 an agent sends its
+    own (origin, arm) pair to its neighbours; in round r it forwards the pairs it first learned in
+    round r-1. A pair costs ceil(log2 N) + ceil(log2 K) bits, so forwarding is paid for hop by hop.
+    """
+
+    def __init__(self, *args, relay_rounds: int, n_agents: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.relay_rounds = relay_rounds
+        self.n_agents = n_agents
+        self.known: dict[int, int] = {}
+        self._fresh: list[tuple[int, int]] = []
+        self._round = 0
+        self._pair_bits = agent_bits(n_agents) + index_bits(self.n_arms)
+
+    def outgoing(self) -> list[Message]:
+        if not self.listening or self._round >= self.relay_rounds:
+            return []
+        self._round += 1
+        fresh, self._fresh = tuple(self._fresh), []
+        if not fresh or not self.neighbours:
+            return []
+        bits = self._pair_bits * len(fresh)
+        return [Message(self.agent_id, v, fresh, bits) for v in self.neighbours]
+
+    def receive(self, message: Message) -> None:
+        self._check_envelope(message)
+        pairs = message.payload
+        if not isinstance(pairs, tuple) or not pairs:
+            raise InvalidMessage(f"agent {self.agent_id}: relay payload must be a non-empty tuple of pairs")
+        for pair in pairs:
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise InvalidMessage(f"agent {self.agent_id}: relay entry {pair!r} is not an (origin, arm) pair")
+            origin, arm = pair
+            if isinstance(origin, bool) or not isinstance(origin, int) or not 0 <= origin < self.n_agents:
+                raise InvalidMessage(f"agent {self.agent_id}: bad origin {origin!r}")
+            self._check_arm(arm)
+        self._check_listening(message)
+        for origin, arm in pairs:
+            if origin not in self.known:
+                self.known[origin] = arm
+                self._fresh.append((origin, arm))
+
+    def _end_phase(self, best: int) -> None:
+        super()._end_phase(best)
+        self._outbox = []
+        self.known = {self.agent_id: best}
+        self._fresh = [(self.agent_id, best)]
+        self._round = 0
+
+    def _next_recommendations(self) -> frozenset[int]:
+        return frozenset(arm for origin, arm in self.known.items() if origin != self.agent_id)
+

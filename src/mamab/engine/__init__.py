@@ -1,0 +1,1 @@
+"""Simulation engines: the readable reference (online agents) and the fast numba kernels."""

@@ -1,0 +1,65 @@
+"""The reference engine: drives the online agents step by step, as a host system would."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mamab.agents import Agent, make_agents
+from mamab.config import Config
+from mamab.instance import Instance
+from mamab.problem import noise_chunks
+from mamab.result import COUNTERS, RunResult
+from mamab.topology import Topology
+
+
+def exchange(agents: list[Agent], topology: Topology, counts: dict[str, np.ndarray]) -> None:
+    """Run communication rounds until a round where nobody sends; deliver along edges only."""
+    while True:
+        batch = [message for agent in agents for message in agent.outgoing()]
+        if not batch:
+            return
+        for message in batch:
+            if not topology.are_neighbours(message.sender, message.receiver):
+                raise RuntimeError(f"agent {message.sender} messaged non-neighbour {message.receiver}")
+            counts["messages_sent"][message.sender] += 1
+            counts["bits_sent"][message.sender] += message.bits
+            counts["messages_received"][message.receiver] += 1
+            counts["bits_received"][message.receiver] += message.bits
+            agents[message.receiver].receive(message)
+        for sender in {message.sender for message in batch}:
+            counts["rounds"][sender] += 1
+
+
+def run_reference(config: Config, instance: Instance, grid: np.ndarray, trace: bool = False) -> RunResult:
+    """Simulate one run with the online agents."""
+    problem, topology = instance.problem, instance.topology
+    n, horizon = config.agents, config.horizon
+    agents = make_agents(config.algorithm, topology, config.arms, horizon, config.params)
+    gaps = problem.gaps
+    counts = {name: np.zeros(n, dtype=np.int64) for name in COUNTERS}
+    regret = np.zeros(n)
+    recorded = np.zeros((n, grid.size))
+    arms_played = np.zeros((horizon, n), dtype=np.int64) if trace else None
+    next_point, t = 0, 0
+    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
+        for row in noise:
+            for agent in agents:
+                arm = agent.select_arm()
+                agent.observe(arm, problem.reward_of(arm, float(row[agent.agent_id])))
+                regret[agent.agent_id] += gaps[arm]
+                if arms_played is not None:
+                    arms_played[t, agent.agent_id] = arm
+            exchange(agents, topology, counts)
+            t += 1
+            if t == grid[next_point]:
+                recorded[:, next_point] = regret
+                next_point += 1
+    return RunResult(
+        run=instance.run,
+        regret=recorded,
+        counts=counts,
+        means=problem.means,
+        diameter=topology.diameter if topology.is_connected else -1,
+        max_degree=topology.max_degree,
+        arms=arms_played,
+    )

@@ -1,0 +1,9 @@
+"""Exceptions that carry a user-facing, one-line explanation."""
+
+
+class ConfigError(ValueError):
+    """A configuration, flag or input file is invalid; the CLI turns it into exit code 2."""
+
+
+class InvalidMessage(ValueError):
+    """An agent refused a message; its state is unchanged."""

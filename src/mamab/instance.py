@@ -1,0 +1,36 @@
+"""Everything a run draws before the first step: its arm means and its graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mamab import topology as topo
+from mamab.config import Config
+from mamab.problem import Problem, draw_means
+from mamab.seeding import rng
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One run's problem, graph and the generator its noise comes from."""
+
+    run: int
+    problem: Problem
+    topology: topo.Topology
+
+    def noise_rng(self, seed: int) -> np.random.Generator:
+        return rng(seed, self.run, "noise")
+
+
+def make_instance(config: Config, run: int) -> Instance:
+    """Means from the run's 'means' stream (or the given ones), graph from its 'graph' stream."""
+    means = (
+        np.array(config.means, dtype=np.float64)
+        if config.means is not None
+        else draw_means(rng(config.seed, run, "means"), config.arms)
+    )
+    problem = Problem(means, config.reward, config.sigma)
+    graph = topo.build(config.graph, config.agents, rng(config.seed, run, "graph"), config.edge_prob)
+    return Instance(run, problem, graph)

@@ -1,0 +1,79 @@
+"""The bandit instance: arm means, reward model and the per-(agent, step) noise table.
+
+Noise is drawn independently of the arm played (design notes): a Bernoulli reward is
+``1.0 if u[t, n] < mu[a] else 0.0`` and a Gaussian one ``mu[a] + sigma * z[t, n]``. Two engines
+that consume the same table therefore produce identical trajectories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from mamab.errors import ConfigError
+
+REWARD_MODELS = ("bernoulli", "gaussian")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Arm means and reward model of one run."""
+
+    means: np.ndarray
+    reward: str = "bernoulli"
+    sigma: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_reward(self.reward, self.sigma)
+        means = np.asarray(self.means, dtype=np.float64)
+        if means.ndim != 1 or means.size == 0:
+            raise ConfigError("arm means must be a non-empty 1-D list")
+        if not np.all(np.isfinite(means)):
+            raise ConfigError("arm means must be finite")
+        if self.reward == "bernoulli" and (means.min() < 0 or means.max() > 1):
+            raise ConfigError("Bernoulli arm means must lie in [0, 1]")
+        object.__setattr__(self, "means", means)
+
+    @property
+    def n_arms(self) -> int:
+        return int(self.means.size)
+
+    @property
+    def gaps(self) -> np.ndarray:
+        """mu* - mu_i per arm: the per-step pseudo-regret of playing arm i."""
+        return self.means.max() - self.means
+
+    def reward_of(self, arm: int, noise: float) -> float:
+        """The reward of ``arm`` given this step's noise value for the agent."""
+        mu = float(self.means[arm])
+        if self.reward == "bernoulli":
+            return 1.0 if noise < mu else 0.0
+        return mu + self.sigma * noise
+
+
+def check_reward(reward: str, sigma: float) -> None:
+    if reward not in REWARD_MODELS:
+        raise ConfigError(f"unknown reward model {reward!r}; choose one of {', '.join(REWARD_MODELS)}")
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ConfigError(f"Gaussian sigma must be a positive number, got {sigma}")
+
+
+def draw_means(rng: np.random.Generator, n_arms: int) -> np.ndarray:
+    """Arm means i.i.d. U(0, 1), as in the paper's evaluation."""
+    return rng.random(n_arms)
+
+
+def noise_chunks(
+    rng: np.random.Generator, reward: str, n_agents: int, horizon: int, chunk: int = 4096
+) -> Iterator[np.ndarray]:
+    """Yield the noise table in blocks of at most ``chunk`` steps, shape (steps, n_agents).
+
+    Values are drawn step-major in one stream, so the table is the same whatever ``chunk`` is.
+    """
+    if chunk <= 0:
+        raise ConfigError("noise chunk must be positive")
+    draw = rng.random if reward == "bernoulli" else rng.standard_normal
+    for start in range(0, horizon, chunk):
+        yield draw((min(chunk, horizon - start), n_agents))

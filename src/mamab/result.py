@@ -1,0 +1,93 @@
+"""What a simulation returns: the regret grid, exact communication counts and provenance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mamab.config import Config
+from mamab.seeding import STREAMS
+
+COUNTERS = ("messages_sent", "bits_sent", "messages_received", "bits_received", "rounds")
+
+
+@dataclass
+class RunResult:
+    """One run: per-agent regret on the grid and per-agent communication counters."""
+
+    run: int
+    regret: np.ndarray  # (agents, grid) float64
+    counts: dict[str, np.ndarray]  # name -> (agents,) int64
+    means: np.ndarray  # (arms,)
+    diameter: int  # -1 when the graph is disconnected
+    max_degree: int
+    arms: np.ndarray | None = None  # (horizon, agents) arm choices when traced
+
+
+@dataclass
+class Result:
+    """All runs of one :class:`Config`, stacked along the first axis."""
+
+    config: Config
+    grid: np.ndarray  # (G,) steps, 1-indexed
+    regret: np.ndarray  # (runs, agents, G)
+    counts: dict[str, np.ndarray]  # name -> (runs, agents)
+    means: np.ndarray  # (runs, arms)
+    diameter: np.ndarray  # (runs,)
+    max_degree: np.ndarray  # (runs,)
+    engine: str
+    arms: np.ndarray | None = None  # (runs, horizon, agents) when traced
+    runs: list[int] = field(default_factory=list)
+
+    @classmethod
+    def stack(cls, config: Config, grid: np.ndarray, parts: list[RunResult], engine: str) -> Result:
+        traced = all(p.arms is not None for p in parts)
+        return cls(
+            config=config,
+            grid=grid,
+            regret=np.stack([p.regret for p in parts]),
+            counts={k: np.stack([p.counts[k] for p in parts]) for k in COUNTERS},
+            means=np.stack([p.means for p in parts]),
+            diameter=np.array([p.diameter for p in parts], dtype=np.int64),
+            max_degree=np.array([p.max_degree for p in parts], dtype=np.int64),
+            engine=engine,
+            arms=np.stack([p.arms for p in parts]) if traced else None,
+            runs=[p.run for p in parts],
+        )
+
+    @property
+    def final_regret(self) -> np.ndarray:
+        """(runs, agents) regret at t = T."""
+        return self.regret[:, :, -1]
+
+    def seeds(self) -> list[dict]:
+        """How to recreate each run's randomness: SeedSequence(entropy, spawn_key=(run, stream))."""
+        return [
+            {"run": r, "entropy": self.config.seed, "streams": {s: [r, i] for i, s in enumerate(STREAMS)}}
+            for r in self.runs
+        ]
+
+    def summary(self) -> dict:
+        """The per-run summary written as ``summary.json`` by ``mamab run``."""
+        c = self.config
+        return {
+            "algorithm": c.algorithm,
+            "agents": c.agents,
+            "arms": c.arms,
+            "horizon": c.horizon,
+            "runs": c.runs,
+            "seed": c.seed,
+            "reward": c.reward,
+            "graph": c.graph,
+            "per_run": [
+                {
+                    "run": r,
+                    "final_regret_per_agent": self.final_regret[i].tolist(),
+                    "final_regret_mean": float(self.final_regret[i].mean()),
+                    "messages_sent_per_agent": self.counts["messages_sent"][i].tolist(),
+                    "bits_sent_per_agent": self.counts["bits_sent"][i].tolist(),
+                }
+                for i, r in enumerate(self.runs)
+            ],
+        }

@@ -1,0 +1,26 @@
+"""simulate(config) -> Result: one entry point for every engine."""
+
+from __future__ import annotations
+
+from mamab.config import ENGINES, Config
+from mamab.errors import ConfigError
+from mamab.instance import make_instance
+from mamab.result import Result
+from mamab.timegrid import time_grid
+
+
+def simulate(config: Config, engine: str = "reference", trace: bool = False) -> Result:
+    """Simulate every run of ``config``; ``trace`` also keeps each agent's arm at every step."""
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    grid = time_grid(config.horizon, config.grid_points)
+    instances = [make_instance(config, run) for run in config.run_ids]
+    if engine == "reference":
+        from mamab.engine.reference import run_reference
+
+        parts = [run_reference(config, inst, grid, trace) for inst in instances]
+    else:
+        from mamab.engine.fast import run_fast
+
+        parts = run_fast(config, instances, grid, trace)
+    return Result.stack(config, grid, parts, engine)

@@ -1,0 +1,165 @@
+"""Communication graphs between agents: who may message whom.
+
+Agents are the nodes 0..N-1. A topology is immutable; its neighbour lists are sorted so every
+engine visits neighbours in the same order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+
+from mamab.errors import ConfigError
+
+GRAPH_KINDS = ("complete", "erdos-renyi", "ring", "line", "star", "grid")
+MAX_CONNECT_TRIES = 1000
+
+
+@dataclass(frozen=True)
+class Topology:
+    """An undirected simple graph on agents 0..N-1."""
+
+    name: str
+    neighbours: tuple[tuple[int, ...], ...]
+    _graph: nx.Graph = field(repr=False, compare=False)
+
+    @classmethod
+    def from_networkx(cls, graph: nx.Graph, name: str = "networkx") -> Topology:
+        n = graph.number_of_nodes()
+        if n == 0:
+            raise ConfigError("the graph has no nodes")
+        if set(graph.nodes) != set(range(n)):
+            raise ConfigError(f"graph nodes must be the integers 0..{n - 1}")
+        if nx.number_of_selfloops(graph):
+            raise ConfigError("the graph has a self-loop; an agent cannot message itself")
+        simple = nx.Graph(graph)
+        neighbours = tuple(tuple(sorted(simple.neighbors(v))) for v in range(n))
+        return cls(name, neighbours, simple)
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.neighbours)
+
+    @property
+    def degrees(self) -> np.ndarray:
+        return np.array([len(nb) for nb in self.neighbours], dtype=np.int64)
+
+    @property
+    def max_degree(self) -> int:
+        """K_G of the paper."""
+        return int(self.degrees.max())
+
+    @cached_property
+    def is_connected(self) -> bool:
+        return nx.is_connected(self._graph)
+
+    @cached_property
+    def diameter(self) -> int:
+        """D of the paper (0 for a single agent); only defined on a connected graph."""
+        if not self.is_connected:
+            raise ConfigError(f"the {self.name} graph is disconnected, so it has no diameter")
+        return 0 if self.n_agents == 1 else int(nx.diameter(self._graph))
+
+    def are_neighbours(self, a: int, b: int) -> bool:
+        return b in self.neighbours[a]
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, indices): neighbours of n are indices[indptr[n]:indptr[n+1]], sorted."""
+        indptr = np.zeros(self.n_agents + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum(self.degrees)
+        indices = np.array([v for nb in self.neighbours for v in nb], dtype=np.int64)
+        return indptr, indices
+
+
+def complete(n: int) -> Topology:
+    return Topology.from_networkx(nx.complete_graph(n), "complete")
+
+
+def ring(n: int) -> Topology:
+    return Topology.from_networkx(nx.cycle_graph(n) if n > 2 else nx.path_graph(n), "ring")
+
+
+def line(n: int) -> Topology:
+    return Topology.from_networkx(nx.path_graph(n), "line")
+
+
+def star(n: int) -> Topology:
+    """Agent 0 is the hub."""
+    return Topology.from_networkx(nx.star_graph(n - 1) if n > 1 else nx.empty_graph(1), "star")
+
+
+def grid(n: int) -> Topology:
+    """The most nearly square rows x cols grid with rows * cols = n (a line when n is prime)."""
+    rows = max(r for r in range(1, math.isqrt(n) + 1) if n % r == 0)
+    g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(rows, n // rows), ordering="sorted")
+    return Topology.from_networkx(g, f"grid{rows}x{n // rows}")
+
+
+def erdos_renyi(n: int, p: float, rng: np.random.Generator, tries: int = MAX_CONNECT_TRIES) -> Topology:
+    """G(n, p) resampled until connected, as in the paper's sparse-graph evaluation."""
+    check_edge_prob(p)
+    rows, cols = np.triu_indices(n, 1)
+    for _ in range(tries):
+        keep = rng.random(rows.size) < p
+        g = nx.empty_graph(n)
+        g.add_edges_from(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True))
+        if nx.is_connected(g):
+            return Topology.from_networkx(g, "erdos-renyi")
+    raise ConfigError(
+        f"no connected Erdős–Rényi graph G({n}, {p}) in {tries} draws; raise --edge-prob"
+    )
+
+
+def check_edge_prob(p: float) -> None:
+    if not (isinstance(p, int | float) and 0 < p <= 1):
+        raise ConfigError(f"edge probability must lie in (0, 1], got {p}")
+
+
+def from_edge_list(path: str | Path, n: int) -> Topology:
+    """Read 'u v' lines (agents 0..n-1; '#' starts a comment); unlisted agents are isolated."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read graph file {path}: {err}") from None
+    g = nx.empty_graph(n)
+    for number, raw in enumerate(lines, start=1):
+        text = raw.split("#", 1)[0].split()
+        if not text:
+            continue
+        if len(text) != 2 or not all(tok.lstrip("-").isdigit() for tok in text):
+            raise ConfigError(f"graph file {path} line {number}: expected two agent ids 'u v'")
+        u, v = (int(tok) for tok in text)
+        for node in (u, v):
+            if not 0 <= node < n:
+                raise ConfigError(f"graph file {path} line {number}: agent {node} outside 0..{n - 1}")
+        if u == v:
+            raise ConfigError(f"graph file {path} line {number}: self-loop on agent {u}")
+        g.add_edge(u, v)
+    return Topology.from_networkx(g, f"file:{path.name}")
+
+
+def build(kind: str, n: int, rng: np.random.Generator | None = None, edge_prob: float | None = None) -> Topology:
+    """A topology by name ('complete', 'erdos-renyi', ...) or by edge-list file path."""
+    if kind == "erdos-renyi":
+        if rng is None:
+            raise ValueError("an Erdős–Rényi graph needs the run's graph generator")
+        return erdos_renyi(n, default_edge_prob(n) if edge_prob is None else edge_prob, rng)
+    makers = {"complete": complete, "ring": ring, "line": line, "star": star, "grid": grid}
+    if kind in makers:
+        return makers[kind](n)
+    if Path(kind).is_file():
+        return from_edge_list(kind, n)
+    raise ConfigError(
+        f"unknown graph {kind!r}: choose one of {', '.join(GRAPH_KINDS)} or give an edge-list file"
+    )
+
+
+def default_edge_prob(n: int) -> float:
+    """The paper's p = 10/N (capped at 1)."""
+    return min(1.0, 10.0 / n)
