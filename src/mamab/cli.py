@@ -25,31 +25,77 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--algorithm", required=True, type=click.Choice(ALGORITHMS), help="Algorithm every agent runs.")
-@click.option("--agents", "-N", "agents", type=int, default=10, show_default=True, help="Number of agents N.")
-@click.option("--arms", "-K", "arms", type=int, default=100, show_default=True, help="Number of arms K.")
-@click.option("--horizon", "-T", "horizon", type=int, default=10_000, show_default=True, help="Steps T.")
-@click.option("--runs", type=int, default=10, show_default=True, help="Independent runs (new means, graph, noise).")
+@click.option(
+    "--algorithm", required=True, type=click.Choice(ALGORITHMS), help="Algorithm every agent runs."
+)
+@click.option(
+    "--agents", "-N", "agents", type=int, default=10, show_default=True, help="Number of agents N."
+)
+@click.option(
+    "--arms", "-K", "arms", type=int, default=100, show_default=True, help="Number of arms K."
+)
+@click.option(
+    "--horizon", "-T", "horizon", type=int, default=10_000, show_default=True, help="Steps T."
+)
+@click.option(
+    "--runs",
+    type=int,
+    default=10,
+    show_default=True,
+    help="Independent runs (new means, graph, noise).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Root seed of every run.")
-@click.option("--graph", default="complete", show_default=True,
-              help="complete, erdos-renyi, ring, line, star, grid, or an edge-list file path.")
-@click.option("--edge-prob", type=float, default=None, help="Erdős–Rényi edge probability [default: 10/N].")
+@click.option(
+    "--graph",
+    default="complete",
+    show_default=True,
+    help="complete, erdos-renyi, ring, line, star, grid, or an edge-list file path.",
+)
+@click.option(
+    "--edge-prob", type=float, default=None, help="Erdős–Rényi edge probability [default: 10/N]."
+)
 @click.option("--reward", type=click.Choice(REWARD_MODELS), default="bernoulli", show_default=True)
-@click.option("--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation.")
-@click.option("--alpha", type=float, default=2.0, show_default=True, help="UCB exploration constant.")
+@click.option(
+    "--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation."
+)
+@click.option(
+    "--alpha", type=float, default=2.0, show_default=True, help="UCB exploration constant."
+)
 @click.option("--engine", type=click.Choice(ENGINES), default="reference", show_default=True)
-@click.option("--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records.")
+@click.option(
+    "--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records."
+)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 def run(
-    algorithm: str, agents: int, arms: int, horizon: int, runs: int, seed: int, graph: str,
-    edge_prob: float | None, reward: str, sigma: float, alpha: float, engine: str,
-    grid_points: int, out: Path | None,
+    algorithm: str,
+    agents: int,
+    arms: int,
+    horizon: int,
+    runs: int,
+    seed: int,
+    graph: str,
+    edge_prob: float | None,
+    reward: str,
+    sigma: float,
+    alpha: float,
+    engine: str,
+    grid_points: int,
+    out: Path | None,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
     config = Config(
-        algorithm=algorithm, agents=agents, arms=arms, horizon=horizon, runs=runs, seed=seed,
-        reward=reward, sigma=sigma, graph=graph, edge_prob=edge_prob,
-        params=AlgorithmParams(alpha=alpha), grid_points=grid_points,
+        algorithm=algorithm,
+        agents=agents,
+        arms=arms,
+        horizon=horizon,
+        runs=runs,
+        seed=seed,
+        reward=reward,
+        sigma=sigma,
+        graph=graph,
+        edge_prob=edge_prob,
+        params=AlgorithmParams(alpha=alpha),
+        grid_points=grid_points,
     )
     if out is not None and out.exists() and not out.is_dir():
         raise ConfigError(f"output path {out} is a file, not a directory")
@@ -57,7 +103,9 @@ def run(
     per_run = result.final_regret.mean(axis=1)
     med, lo, hi = median_band(per_run)
     bits = float(np.median(result.counts["bits_sent"]))
-    click.echo(f"{'algorithm':<20} {'median final regret/agent':>26} {'95% band':>22} {'median bits/agent':>18}")
+    click.echo(
+        f"{'algorithm':<20} {'median final regret/agent':>26} {'95% band':>22} {'median bits/agent':>18}"
+    )
     click.echo(f"{algorithm:<20} {med:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>22} {bits:>18.0f}")
     if out is not None:
         directory = prepare_out_dir(out)

@@ -47,7 +47,11 @@ class Config:
             _positive_int(name, getattr(self, name))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ConfigError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if isinstance(self.first_run, bool) or not isinstance(self.first_run, int) or self.first_run < 0:
+        if (
+            isinstance(self.first_run, bool)
+            or not isinstance(self.first_run, int)
+            or self.first_run < 0
+        ):
             raise ConfigError(f"first_run must be a non-negative integer, got {self.first_run!r}")
         check_algorithm(self.algorithm, self.agents, self.arms)
         check_reward(self.reward, self.sigma)

@@ -32,5 +32,7 @@ def make_instance(config: Config, run: int) -> Instance:
         else draw_means(rng(config.seed, run, "means"), config.arms)
     )
     problem = Problem(means, config.reward, config.sigma)
-    graph = topo.build(config.graph, config.agents, rng(config.seed, run, "graph"), config.edge_prob)
+    graph = topo.build(
+        config.graph, config.agents, rng(config.seed, run, "graph"), config.edge_prob
+    )
     return Instance(run, problem, graph)

@@ -55,7 +55,9 @@ class Problem:
 
 def check_reward(reward: str, sigma: float) -> None:
     if reward not in REWARD_MODELS:
-        raise ConfigError(f"unknown reward model {reward!r}; choose one of {', '.join(REWARD_MODELS)}")
+        raise ConfigError(
+            f"unknown reward model {reward!r}; choose one of {', '.join(REWARD_MODELS)}"
+        )
     if not (np.isfinite(sigma) and sigma > 0):
         raise ConfigError(f"Gaussian sigma must be a positive number, got {sigma}")
 

@@ -64,7 +64,11 @@ class Result:
     def seeds(self) -> list[dict]:
         """How to recreate each run's randomness: SeedSequence(entropy, spawn_key=(run, stream))."""
         return [
-            {"run": r, "entropy": self.config.seed, "streams": {s: [r, i] for i, s in enumerate(STREAMS)}}
+            {
+                "run": r,
+                "entropy": self.config.seed,
+                "streams": {s: [r, i] for i, s in enumerate(STREAMS)},
+            }
             for r in self.runs
         ]
 

@@ -28,15 +28,23 @@ def median_ci_ranks(n: int, level: float = 0.95) -> tuple[int, int]:
     return lower, n + 1 - lower
 
 
-def median_band(samples: np.ndarray, level: float = 0.95, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def median_band(
+    samples: np.ndarray, level: float = 0.95, axis: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(median, lower, upper) along ``axis`` with the order-statistic interval of the median."""
     x = np.sort(np.asarray(samples, dtype=np.float64), axis=axis)
     lo, hi = median_ci_ranks(x.shape[axis], level)
     return np.median(x, axis=axis), np.take(x, lo - 1, axis=axis), np.take(x, hi - 1, axis=axis)
 
 
-def percentile_band(samples: np.ndarray, level: float = 0.95, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def percentile_band(
+    samples: np.ndarray, level: float = 0.95, axis: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(median, lower, upper) with the central ``level`` percentile range of the samples."""
     x = np.asarray(samples, dtype=np.float64)
     q = 100 * (1 - level) / 2
-    return np.median(x, axis=axis), np.percentile(x, q, axis=axis), np.percentile(x, 100 - q, axis=axis)
+    return (
+        np.median(x, axis=axis),
+        np.percentile(x, q, axis=axis),
+        np.percentile(x, 100 - q, axis=axis),
+    )

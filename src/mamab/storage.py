@@ -50,7 +50,9 @@ def regret_table(result: Result) -> pa.Table:
     runs, agents, points = result.regret.shape
     return pa.table(
         {
-            "algorithm": pa.array([result.config.algorithm] * (runs * agents * points)).dictionary_encode(),
+            "algorithm": pa.array(
+                [result.config.algorithm] * (runs * agents * points)
+            ).dictionary_encode(),
             "run": np.repeat(np.asarray(result.runs, dtype=np.int64), agents * points),
             "agent": np.tile(np.repeat(np.arange(agents, dtype=np.int64), points), runs),
             "t": np.tile(result.grid, runs * agents),

@@ -100,7 +100,9 @@ def grid(n: int) -> Topology:
     return Topology.from_networkx(g, f"grid{rows}x{n // rows}")
 
 
-def erdos_renyi(n: int, p: float, rng: np.random.Generator, tries: int = MAX_CONNECT_TRIES) -> Topology:
+def erdos_renyi(
+    n: int, p: float, rng: np.random.Generator, tries: int = MAX_CONNECT_TRIES
+) -> Topology:
     """G(n, p) resampled until connected, as in the paper's sparse-graph evaluation."""
     check_edge_prob(p)
     rows, cols = np.triu_indices(n, 1)
@@ -137,14 +139,18 @@ def from_edge_list(path: str | Path, n: int) -> Topology:
         u, v = (int(tok) for tok in text)
         for node in (u, v):
             if not 0 <= node < n:
-                raise ConfigError(f"graph file {path} line {number}: agent {node} outside 0..{n - 1}")
+                raise ConfigError(
+                    f"graph file {path} line {number}: agent {node} outside 0..{n - 1}"
+                )
         if u == v:
             raise ConfigError(f"graph file {path} line {number}: self-loop on agent {u}")
         g.add_edge(u, v)
     return Topology.from_networkx(g, f"file:{path.name}")
 
 
-def build(kind: str, n: int, rng: np.random.Generator | None = None, edge_prob: float | None = None) -> Topology:
+def build(
+    kind: str, n: int, rng: np.random.Generator | None = None, edge_prob: float | None = None
+) -> Topology:
     """A topology by name ('complete', 'erdos-renyi', ...) or by edge-list file path."""
     if kind == "erdos-renyi":
         if rng is None:

@@ -45,7 +45,9 @@ class AlgorithmParams:
             raise ConfigError(f"alpha must be positive, got {self.alpha}")
         for name in ("k_prime", "sub_epochs"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
 
 
@@ -59,7 +61,9 @@ def check_algorithm(algorithm: str, n_agents: int, n_arms: int) -> None:
         )
 
 
-def lcc_shape(algorithm: str, topology: Topology, n_arms: int, params: AlgorithmParams) -> tuple[int, int]:
+def lcc_shape(
+    algorithm: str, topology: Topology, n_arms: int, params: AlgorithmParams
+) -> tuple[int, int]:
     """(K', phases per epoch) of an LCC-family algorithm on ``topology``, paper defaults unless set.
 
     LCC-UCB and LCC-UCB-GRAPH use K' = ceil(K/N) + K_G (Thm 1, Cor. 1, Thm 3); relaying hears all
@@ -88,9 +92,15 @@ def make_agents(
     n = topology.n_agents
     check_algorithm(algorithm, n, n_arms)
     if algorithm == "no-communication":
-        return [NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha) for i in range(n)]
+        return [
+            NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha)
+            for i in range(n)
+        ]
     if algorithm == "full-communication":
-        return [FullCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha) for i in range(n)]
+        return [
+            FullCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha)
+            for i in range(n)
+        ]
     kp, sub = lcc_shape(algorithm, topology, n_arms, params)
     agents: list[Agent] = []
     for i in range(n):

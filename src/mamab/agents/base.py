@@ -9,6 +9,7 @@ a round in which no agent has anything to send. Messages travel only along the g
 from __future__ import annotations
 
 import math
+import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -56,18 +57,32 @@ class Agent(ABC):
 
     def _check_envelope(self, message: Message) -> None:
         if not isinstance(message, Message):
-            raise InvalidMessage(f"agent {self.agent_id}: expected a Message, got {type(message).__name__}")
+            raise InvalidMessage(
+                f"agent {self.agent_id}: expected a Message, got {type(message).__name__}"
+            )
         if message.receiver != self.agent_id:
-            raise InvalidMessage(f"agent {self.agent_id}: message addressed to agent {message.receiver}")
+            raise InvalidMessage(
+                f"agent {self.agent_id}: message addressed to agent {message.receiver}"
+            )
         if message.sender not in self._neighbour_set:
-            raise InvalidMessage(f"agent {self.agent_id}: sender {message.sender} is not a neighbour")
+            raise InvalidMessage(
+                f"agent {self.agent_id}: sender {message.sender} is not a neighbour"
+            )
 
     def _check_arm(self, arm: Any) -> int:
-        if isinstance(arm, bool) or not isinstance(arm, int) or not 0 <= arm < self.n_arms:
+        if (
+            isinstance(arm, bool)
+            or not isinstance(arm, numbers.Integral)
+            or not 0 <= arm < self.n_arms
+        ):
             raise InvalidMessage(f"agent {self.agent_id}: arm {arm!r} outside 0..{self.n_arms - 1}")
-        return arm
+        return int(arm)
 
     def _check_reward(self, reward: Any) -> float:
-        if isinstance(reward, bool) or not isinstance(reward, int | float) or not math.isfinite(reward):
+        if (
+            isinstance(reward, bool)
+            or not isinstance(reward, numbers.Real)
+            or not math.isfinite(reward)
+        ):
             raise InvalidMessage(f"agent {self.agent_id}: reward {reward!r} is not a finite number")
         return float(reward)

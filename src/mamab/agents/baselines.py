@@ -11,7 +11,14 @@ from mamab.schedule import REWARD_BITS, index_bits
 class NoCommunicationAgent(Agent):
     """UCB on all K arms for the whole horizon, never restarted, never talking."""
 
-    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...] = (), alpha: float = 2.0):
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        neighbours: tuple[int, ...] = (),
+        alpha: float = 2.0,
+    ):
         super().__init__(agent_id, n_arms, horizon, neighbours)
         self.ucb = UCB(range(n_arms), alpha)
 
@@ -37,7 +44,9 @@ class FullCommunicationAgent(NoCommunicationAgent):
 
     def observe(self, arm: int, reward: float) -> None:
         super().observe(arm, reward)
-        self._outbox = [Message(self.agent_id, v, (arm, reward), self._bits) for v in self.neighbours]
+        self._outbox = [
+            Message(self.agent_id, v, (arm, reward), self._bits) for v in self.neighbours
+        ]
         self._heard = set()
 
     def outgoing(self) -> list[Message]:
@@ -48,10 +57,14 @@ class FullCommunicationAgent(NoCommunicationAgent):
         self._check_envelope(message)
         payload = message.payload
         if not (isinstance(payload, tuple) and len(payload) == 2):
-            raise InvalidMessage(f"agent {self.agent_id}: full-communication payload must be (arm, reward)")
+            raise InvalidMessage(
+                f"agent {self.agent_id}: full-communication payload must be (arm, reward)"
+            )
         arm = self._check_arm(payload[0])
         reward = self._check_reward(payload[1])
         if message.sender in self._heard:
-            raise InvalidMessage(f"agent {self.agent_id}: second sample from {message.sender} this step")
+            raise InvalidMessage(
+                f"agent {self.agent_id}: second sample from {message.sender} this step"
+            )
         self._heard.add(message.sender)
         self.ucb.update(arm, reward)

@@ -7,6 +7,8 @@ communication window (older recommendations are dropped, as in the paper).
 
 from __future__ import annotations
 
+import numbers
+
 from mamab.agents.base import Agent, Message
 from mamab.agents.ucb import UCB
 from mamab.errors import InvalidMessage
@@ -65,7 +67,9 @@ class LccUcbAgent(Agent):
         arm = self._check_arm(message.payload)
         self._check_listening(message)
         if message.sender in self._received:
-            raise InvalidMessage(f"agent {self.agent_id}: second recommendation from {message.sender}")
+            raise InvalidMessage(
+                f"agent {self.agent_id}: second recommendation from {message.sender}"
+            )
         self._received[message.sender] = arm
 
     def _check_listening(self, message: Message) -> None:
@@ -122,16 +126,25 @@ class RelayAgent(LccUcbAgent):
         self._check_envelope(message)
         pairs = message.payload
         if not isinstance(pairs, tuple) or not pairs:
-            raise InvalidMessage(f"agent {self.agent_id}: relay payload must be a non-empty tuple of pairs")
+            raise InvalidMessage(
+                f"agent {self.agent_id}: relay payload must be a non-empty tuple of pairs"
+            )
         for pair in pairs:
             if not (isinstance(pair, tuple) and len(pair) == 2):
-                raise InvalidMessage(f"agent {self.agent_id}: relay entry {pair!r} is not an (origin, arm) pair")
+                raise InvalidMessage(
+                    f"agent {self.agent_id}: relay entry {pair!r} is not an (origin, arm) pair"
+                )
             origin, arm = pair
-            if isinstance(origin, bool) or not isinstance(origin, int) or not 0 <= origin < self.n_agents:
+            if (
+                isinstance(origin, bool)
+                or not isinstance(origin, numbers.Integral)
+                or not 0 <= origin < self.n_agents
+            ):
                 raise InvalidMessage(f"agent {self.agent_id}: bad origin {origin!r}")
             self._check_arm(arm)
         self._check_listening(message)
         for origin, arm in pairs:
+            origin, arm = int(origin), int(arm)
             if origin not in self.known:
                 self.known[origin] = arm
                 self._fresh.append((origin, arm))
@@ -145,4 +158,3 @@ class RelayAgent(LccUcbAgent):
 
     def _next_recommendations(self) -> frozenset[int]:
         return frozenset(arm for origin, arm in self.known.items() if origin != self.agent_id)
-

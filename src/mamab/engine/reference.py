@@ -20,7 +20,9 @@ def exchange(agents: list[Agent], topology: Topology, counts: dict[str, np.ndarr
             return
         for message in batch:
             if not topology.are_neighbours(message.sender, message.receiver):
-                raise RuntimeError(f"agent {message.sender} messaged non-neighbour {message.receiver}")
+                raise RuntimeError(
+                    f"agent {message.sender} messaged non-neighbour {message.receiver}"
+                )
             counts["messages_sent"][message.sender] += 1
             counts["bits_sent"][message.sender] += message.bits
             counts["messages_received"][message.receiver] += 1
@@ -30,7 +32,9 @@ def exchange(agents: list[Agent], topology: Topology, counts: dict[str, np.ndarr
             counts["rounds"][sender] += 1
 
 
-def run_reference(config: Config, instance: Instance, grid: np.ndarray, trace: bool = False) -> RunResult:
+def run_reference(
+    config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
+) -> RunResult:
     """Simulate one run with the online agents."""
     problem, topology = instance.problem, instance.topology
     n, horizon = config.agents, config.horizon

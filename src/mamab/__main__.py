@@ -1,0 +1,5 @@
+"""``python -m mamab`` is the ``mamab`` command."""
+
+from mamab.cli import main
+
+main()

@@ -1,0 +1,63 @@
+"""Every online agent passes the reusable conformance mixin."""
+
+import unittest
+
+from mamab.agents import AlgorithmParams, make_agents
+from mamab.testing import AgentConformance
+
+
+class _ByName(AgentConformance):
+    algorithm = ""
+
+    def make_agents(self, topology, n_arms, horizon):
+        return make_agents(self.algorithm, topology, n_arms, horizon, AlgorithmParams(k_prime=2))
+
+
+class TestLccUcb(_ByName, unittest.TestCase):
+    algorithm = "lcc-ucb"
+
+
+class TestLccUcbGraph(_ByName, unittest.TestCase):
+    algorithm = "lcc-ucb-graph"
+
+
+class TestLccUcbRelay(_ByName, unittest.TestCase):
+    algorithm = "lcc-ucb-relay"
+
+    def malformed_payloads(self, message, n_arms):
+        return ["junk", (), ((0,),), ((0, n_arms),), ((0, -1),), ((99, 0),), ((True, 0),), (0, 1)]
+
+
+class TestNoCommunication(_ByName, unittest.TestCase):
+    algorithm = "no-communication"
+
+
+class TestFullCommunication(_ByName, unittest.TestCase):
+    algorithm = "full-communication"
+
+    def malformed_payloads(self, message, n_arms):
+        return ["junk", (n_arms, 1.0), (-1, 0.0), (0, float("nan")), (0, "1"), (0,), (0, 1.0, 2)]
+
+
+class TestConformanceCatchesBadAgents(unittest.TestCase):
+    """The mixin must be able to fail: an agent that accepts anything is caught."""
+
+    def test_lenient_agent_fails(self):
+        from mamab.agents.baselines import FullCommunicationAgent
+
+        class Lenient(FullCommunicationAgent):
+            def receive(self, message):
+                try:
+                    super().receive(message)
+                except Exception:
+                    self.ucb.samples += 1  # mutates state on refusal, then swallows it
+
+        class Check(AgentConformance):
+            def make_agents(self, topology, n_arms, horizon):
+                return [
+                    Lenient(i, n_arms, horizon, topology.neighbours[i])
+                    for i in range(topology.n_agents)
+                ]
+
+        with self.assertRaises(AssertionError):
+            Check().test_refused_messages_change_nothing()

@@ -1,0 +1,38 @@
+import numpy as np
+import pytest
+
+from mamab.errors import ConfigError
+from mamab.problem import Problem, noise_chunks
+from mamab.seeding import rng
+
+
+@pytest.mark.parametrize("reward", ["bernoulli", "gaussian"])
+def test_noise_table_is_independent_of_chunk_size(reward):
+    whole = np.concatenate(list(noise_chunks(rng(5, 2, "noise"), reward, 3, 1000, chunk=1000)))
+    for chunk in (1, 7, 256, 4096):
+        parts = np.concatenate(list(noise_chunks(rng(5, 2, "noise"), reward, 3, 1000, chunk=chunk)))
+        assert np.array_equal(whole, parts)
+    assert whole.shape == (1000, 3)
+
+
+def test_streams_are_distinct_per_run_and_purpose():
+    draws = {(r, p): rng(1, r, p).random() for r in range(3) for p in ("means", "graph", "noise")}
+    assert len(set(draws.values())) == len(draws)
+    assert rng(1, 2, "noise").random() == draws[(2, "noise")]
+
+
+def test_rewards_follow_the_noise_convention():
+    p = Problem(np.array([0.2, 0.7]))
+    assert p.reward_of(1, 0.69) == 1.0 and p.reward_of(1, 0.7) == 0.0
+    g = Problem(np.array([0.2, 0.7]), "gaussian", 2.0)
+    assert g.reward_of(0, -1.5) == 0.2 + 2.0 * -1.5
+    assert np.allclose(p.gaps, [0.5, 0.0])
+
+
+def test_bad_problems():
+    with pytest.raises(ConfigError, match="sigma"):
+        Problem(np.array([0.5]), "gaussian", 0.0)
+    with pytest.raises(ConfigError, match="unknown reward"):
+        Problem(np.array([0.5]), "poisson")
+    with pytest.raises(ConfigError, match=r"\[0, 1\]"):
+        Problem(np.array([1.5]))

@@ -1,0 +1,90 @@
+import networkx as nx
+import numpy as np
+import pytest
+
+from mamab import topology as topo
+from mamab.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("make", "n", "diameter", "max_degree"),
+    [
+        (topo.complete, 6, 1, 5),
+        (topo.ring, 6, 3, 2),
+        (topo.line, 6, 5, 2),
+        (topo.star, 6, 2, 5),
+        (topo.grid, 6, 3, 3),
+        (topo.complete, 1, 0, 0),
+        (topo.ring, 2, 1, 1),
+    ],
+)
+def test_named_graphs(make, n, diameter, max_degree):
+    g = make(n)
+    assert g.n_agents == n
+    assert g.diameter == diameter
+    assert g.max_degree == max_degree
+    for a, nbs in enumerate(g.neighbours):
+        assert list(nbs) == sorted(nbs) and a not in nbs
+        assert all(a in g.neighbours[b] for b in nbs)
+
+
+def test_erdos_renyi_is_connected_and_seeded():
+    a = topo.erdos_renyi(60, 10 / 60, np.random.default_rng(3))
+    b = topo.erdos_renyi(60, 10 / 60, np.random.default_rng(3))
+    c = topo.erdos_renyi(60, 10 / 60, np.random.default_rng(4))
+    assert a.is_connected and a.neighbours == b.neighbours != c.neighbours
+    mean_degree = a.degrees.mean()
+    assert 6 < mean_degree < 14  # expectation about 10
+
+
+def test_erdos_renyi_gives_up_clearly():
+    with pytest.raises(ConfigError, match="no connected"):
+        topo.erdos_renyi(50, 0.001, np.random.default_rng(0), tries=5)
+
+
+def test_csr_matches_neighbours():
+    g = topo.grid(12)
+    indptr, indices = g.csr()
+    for n in range(12):
+        assert tuple(indices[indptr[n] : indptr[n + 1]]) == g.neighbours[n]
+
+
+def test_from_networkx_and_disconnected():
+    g = topo.Topology.from_networkx(nx.Graph([(0, 1), (2, 3)]))
+    assert not g.is_connected
+    with pytest.raises(ConfigError, match="disconnected"):
+        _ = g.diameter
+    with pytest.raises(ConfigError, match=r"0\.\.2"):
+        topo.Topology.from_networkx(nx.Graph([(0, 5), (5, 1)]))
+
+
+def test_edge_list_file(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("# a path\n0 1\n1 2  # trailing comment\n\n2 3\n")
+    g = topo.from_edge_list(path, 4)
+    assert g.neighbours == ((1,), (0, 2), (1, 3), (2,))
+    assert topo.build(str(path), 4).neighbours == g.neighbours
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("0 1\n1 x\n", "line 2"),
+        ("0 1 2\n", "line 1"),
+        ("0 7\n", "agent 7 outside"),
+        ("1 1\n", "self-loop"),
+    ],
+)
+def test_edge_list_errors(tmp_path, text, match):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        topo.from_edge_list(path, 4)
+
+
+def test_unknown_graph_and_bad_probability():
+    with pytest.raises(ConfigError, match="unknown graph"):
+        topo.build("hypercube", 4)
+    for p in (0, -0.1, 1.5):
+        with pytest.raises(ConfigError, match="edge probability"):
+            topo.erdos_renyi(5, p, np.random.default_rng(0))
