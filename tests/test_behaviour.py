@@ -5,7 +5,7 @@ import numpy as np
 from mamab import Config, simulate
 from mamab.stats import median_band
 
-ENGINE = "reference"
+ENGINE = "fast"
 
 
 def test_single_ucb_regret_grows_logarithmically():

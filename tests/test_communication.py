@@ -9,7 +9,7 @@ from mamab.agents import AlgorithmParams, lcc_shape
 from mamab.instance import make_instance
 from mamab.schedule import agent_bits, base_length, index_bits, n_epochs, phase_lengths
 
-ENGINES = ["reference"]
+ENGINES = ["reference", "fast"]
 
 
 def _run(engine, **kw):

@@ -61,7 +61,19 @@ def cli() -> None:
 @click.option(
     "--alpha", type=float, default=2.0, show_default=True, help="UCB exploration constant."
 )
-@click.option("--engine", type=click.Choice(ENGINES), default="reference", show_default=True)
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="fast",
+    show_default=True,
+    help="fast (numba) or reference (online agents); results are identical.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads for runs [default: all cores].",
+)
 @click.option(
     "--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records."
 )
@@ -79,6 +91,7 @@ def run(
     sigma: float,
     alpha: float,
     engine: str,
+    jobs: int | None,
     grid_points: int,
     out: Path | None,
 ) -> None:
@@ -99,7 +112,7 @@ def run(
     )
     if out is not None and out.exists() and not out.is_dir():
         raise ConfigError(f"output path {out} is a file, not a directory")
-    result = simulate(config, engine=engine)
+    result = simulate(config, engine=engine, jobs=jobs)
     per_run = result.final_regret.mean(axis=1)
     med, lo, hi = median_band(per_run)
     bits = float(np.median(result.counts["bits_sent"]))

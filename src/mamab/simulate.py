@@ -9,8 +9,15 @@ from mamab.result import Result
 from mamab.timegrid import time_grid
 
 
-def simulate(config: Config, engine: str = "reference", trace: bool = False) -> Result:
-    """Simulate every run of ``config``; ``trace`` also keeps each agent's arm at every step."""
+def simulate(
+    config: Config, engine: str = "fast", trace: bool = False, jobs: int | None = None
+) -> Result:
+    """Simulate every run of ``config``.
+
+    ``engine`` is "fast" (numba kernels, runs spread over ``jobs`` threads, default all cores) or
+    "reference" (the online agents); both give identical results. ``trace`` also keeps each
+    agent's arm at every step.
+    """
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     grid = time_grid(config.horizon, config.grid_points)
@@ -22,5 +29,5 @@ def simulate(config: Config, engine: str = "reference", trace: bool = False) -> 
     else:
         from mamab.engine.fast import run_fast
 
-        parts = run_fast(config, instances, grid, trace)
+        parts = run_fast(config, instances, grid, trace, jobs)
     return Result.stack(config, grid, parts, engine)

@@ -1,0 +1,206 @@
+"""The numba kernel: advance every agent of one run through a chunk of steps.
+
+One kernel serves every algorithm (``mode``), so the hot loop (choose, play, learn) is written
+once and without helper calls: numba charges reference counting for every array a helper
+touches, which would dominate a loop this tight. Helpers run only on cold paths (candidate
+rebuilds, phase ends, floods).
+
+State lives in arrays owned by the caller and persists from chunk to chunk; ``pos`` holds
+[step, phase, step in phase, next grid point]. Counter rows: messages sent, bits sent,
+messages received, bits received, rounds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from mamab.engine.ucb_kernels import most_played, rebuild_candidates
+
+NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY = 0, 1, 2, 3
+SENT, BITS, RECV, BITS_RECV, ROUNDS = 0, 1, 2, 3, 4
+STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _insert_sorted(n, arm, slot_arm, size):
+    """Add ``arm`` to agent n's sorted slots unless present."""
+    m = size[n]
+    at = 0
+    while at < m and slot_arm[n, at] < arm:
+        at += 1
+    if at < m and slot_arm[n, at] == arm:
+        return
+    for s in range(m, at, -1):
+        slot_arm[n, s] = slot_arm[n, s - 1]
+    slot_arm[n, at] = arm
+    size[n] = m + 1
+
+
+@njit(cache=True)
+def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt):
+    """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before."""
+    n_agents = known.shape[0]
+    known[:] = False
+    fresh[:] = False
+    for n in range(n_agents):
+        known[n, n] = True
+        fresh[n, n] = True
+    for _ in range(rounds):
+        nxt[:] = False
+        for n in range(n_agents):
+            pairs = 0
+            for o in range(n_agents):
+                pairs += fresh[n, o]
+            if pairs == 0 or indptr[n + 1] == indptr[n]:
+                continue
+            counters[ROUNDS, n] += 1
+            for e in range(indptr[n], indptr[n + 1]):
+                v = indices[e]
+                counters[SENT, n] += 1
+                counters[BITS, n] += pairs * pair_bits
+                counters[RECV, v] += 1
+                counters[BITS_RECV, v] += pairs * pair_bits
+                for o in range(n_agents):
+                    if fresh[n, o] and not known[v, o]:
+                        known[v, o] = True
+                        nxt[v, o] = True
+        fresh, nxt = nxt, fresh
+
+
+@njit(cache=True)
+def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
+               untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
+               counters, known, fresh, nxt, recs):  # fmt: skip
+    """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
+    n_agents = slot_arm.shape[0]
+    for n in range(n_agents):
+        recs[n] = slot_arm[n, most_played(n, size[n], count)]
+    if mode == RELAY:
+        _flood(indptr, indices, relay_rounds, message_bits, counters, known, fresh, nxt)
+    else:
+        for n in range(n_agents):
+            degree = indptr[n + 1] - indptr[n]
+            if degree > 0:
+                counters[SENT, n] += degree
+                counters[BITS, n] += degree * message_bits
+                counters[ROUNDS, n] += 1
+            for e in range(indptr[n], indptr[n + 1]):
+                counters[RECV, indices[e]] += 1
+                counters[BITS_RECV, indices[e]] += message_bits
+    pos[PHASE] += 1
+    pos[IN_PHASE] = 0
+    if pos[PHASE] == phase_len.size:
+        return
+    for n in range(n_agents):
+        size[n] = block.shape[1]
+        slot_arm[n, : block.shape[1]] = block[n]
+        if mode == RELAY:
+            for o in range(n_agents):
+                if o != n and known[n, o]:
+                    _insert_sorted(n, recs[o], slot_arm, size)
+        else:
+            for e in range(indptr[n], indptr[n + 1]):
+                _insert_sorted(n, recs[indices[e]], slot_arm, size)
+        count[n, :] = 0
+        total[n, :] = 0.0
+        mean[n, :] = 0.0
+        inv_sqrt[n, :] = 0.0
+        in_cand[n, :] = False
+        untried[n] = 0
+        samples[n] = 0
+        block_end[n] = -1
+
+
+@njit(cache=True, nogil=True)
+def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
+              count, total, mean, inv_sqrt, cand, in_cand,
+              untried, samples, n_cand, block_end, bound,
+              slot_arm, size, means, gaps, bernoulli, sigma, alpha,
+              phase_len, block, indptr, indices, relay_rounds, message_bits,
+              known, fresh, nxt, trace, trace_out):  # fmt: skip
+    """Simulate ``noise.shape[0]`` steps of every agent of one run."""
+    n_agents = slot_arm.shape[0]
+    played = np.empty(n_agents, dtype=np.int64)
+    rewards = np.empty(n_agents)
+    recs = np.empty(n_agents, dtype=np.int64)
+    for row in range(noise.shape[0]):
+        width, cached = 0.0, -1
+        for n in range(n_agents):
+            # choose: untried slots first, in order; then the certified lazy UCB argmax
+            slot = untried[n]
+            while slot < size[n] and count[n, slot] > 0:
+                slot += 1
+            untried[n] = slot
+            if slot == size[n]:
+                seen = samples[n]
+                if seen != cached:
+                    cached = seen
+                    width = math.sqrt(alpha * math.log(seen + 1))
+                slot = -1
+                if seen <= block_end[n]:
+                    best, value = cand[n, 0], -math.inf
+                    for c in range(n_cand[n]):
+                        s = cand[n, c]
+                        index = mean[n, s] + width * inv_sqrt[n, s]
+                        if index > value:
+                            best, value = s, index
+                    if value > bound[n]:
+                        slot = best
+                if slot < 0:
+                    slot, n_cand[n], bound[n], block_end[n] = rebuild_candidates(
+                        n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen
+                    )
+            # play and learn
+            arm = slot_arm[n, slot]
+            if bernoulli:
+                reward = np.float64(noise[row, n] < means[arm])  # branch-free coin
+            else:
+                reward = means[arm] + sigma * noise[row, n]
+            c = count[n, slot] + 1
+            count[n, slot] = c
+            total[n, slot] += reward
+            mean[n, slot] = total[n, slot] / c
+            inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
+            if not in_cand[n, slot]:
+                block_end[n] = -1  # a skipped arm changed: its bound no longer holds
+            samples[n] += 1
+            regret[n] += gaps[arm]
+            played[n] = arm
+            rewards[n] = reward
+            if trace:
+                trace_out[pos[STEP], n] = arm
+        if mode == FULL_COMMUNICATION:
+            # each sender's (arm, reward) reaches its neighbours in increasing sender order
+            for sender in range(n_agents):
+                degree = indptr[sender + 1] - indptr[sender]
+                if degree == 0:
+                    continue
+                counters[SENT, sender] += degree
+                counters[BITS, sender] += degree * message_bits
+                counters[ROUNDS, sender] += 1
+                slot, reward = played[sender], rewards[sender]  # slot s is arm s here
+                for e in range(indptr[sender], indptr[sender + 1]):
+                    v = indices[e]
+                    c = count[v, slot] + 1
+                    count[v, slot] = c
+                    total[v, slot] += reward
+                    mean[v, slot] = total[v, slot] / c
+                    inv_sqrt[v, slot] = 1.0 / math.sqrt(c)
+                    if not in_cand[v, slot]:
+                        block_end[v] = -1
+                    samples[v] += 1
+                    counters[RECV, v] += 1
+                    counters[BITS_RECV, v] += message_bits
+        elif mode >= LCC:
+            pos[IN_PHASE] += 1
+            if pos[IN_PHASE] == phase_len[pos[PHASE]]:
+                _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
+                           in_cand, untried, samples, block_end, block, indptr, indices,
+                           relay_rounds, message_bits, counters, known, fresh, nxt, recs)  # fmt: skip
+        pos[STEP] += 1
+        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
+            recorded[:, pos[GRID]] = regret
+            pos[GRID] += 1
