@@ -88,3 +88,10 @@ def test_unknown_graph_and_bad_probability():
     for p in (0, -0.1, 1.5):
         with pytest.raises(ConfigError, match="edge probability"):
             topo.erdos_renyi(5, p, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("make", [topo.complete, topo.ring, topo.line, topo.star, topo.grid])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 12])
+def test_known_diameters_match_networkx(make, n):
+    g = make(n)
+    assert g.diameter == (0 if n == 1 else nx.diameter(g._graph))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import networkx as nx
@@ -27,9 +27,17 @@ class Topology:
     name: str
     neighbours: tuple[tuple[int, ...], ...]
     _graph: nx.Graph = field(repr=False, compare=False)
+    known_diameter: int | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_networkx(cls, graph: nx.Graph, name: str = "networkx") -> Topology:
+    def from_networkx(
+        cls,
+        graph: nx.Graph,
+        name: str = "networkx",
+        known_diameter: int | None = None,
+        copy: bool = True,
+    ) -> Topology:
+        """Wrap ``graph``; ``copy=False`` takes ownership (for graphs built here: K_1000 is slow to copy)."""
         n = graph.number_of_nodes()
         if n == 0:
             raise ConfigError("the graph has no nodes")
@@ -37,9 +45,9 @@ class Topology:
             raise ConfigError(f"graph nodes must be the integers 0..{n - 1}")
         if nx.number_of_selfloops(graph):
             raise ConfigError("the graph has a self-loop; an agent cannot message itself")
-        simple = nx.Graph(graph)
+        simple = nx.Graph(graph) if copy else graph
         neighbours = tuple(tuple(sorted(simple.neighbors(v))) for v in range(n))
-        return cls(name, neighbours, simple)
+        return cls(name, neighbours, simple, known_diameter)
 
     @property
     def n_agents(self) -> int:
@@ -63,6 +71,8 @@ class Topology:
         """D of the paper (0 for a single agent); only defined on a connected graph."""
         if not self.is_connected:
             raise ConfigError(f"the {self.name} graph is disconnected, so it has no diameter")
+        if self.known_diameter is not None:  # named graphs: no all-pairs search on large N
+            return self.known_diameter
         return 0 if self.n_agents == 1 else int(nx.diameter(self._graph))
 
     def are_neighbours(self, a: int, b: int) -> bool:
@@ -76,28 +86,38 @@ class Topology:
         return indptr, indices
 
 
+@lru_cache(maxsize=16)
 def complete(n: int) -> Topology:
-    return Topology.from_networkx(nx.complete_graph(n), "complete")
+    return Topology.from_networkx(nx.complete_graph(n), "complete", min(n - 1, 1), copy=False)
 
 
+@lru_cache(maxsize=16)
 def ring(n: int) -> Topology:
-    return Topology.from_networkx(nx.cycle_graph(n) if n > 2 else nx.path_graph(n), "ring")
+    return Topology.from_networkx(
+        nx.cycle_graph(n) if n > 2 else nx.path_graph(n), "ring", n // 2, copy=False
+    )
 
 
+@lru_cache(maxsize=16)
 def line(n: int) -> Topology:
-    return Topology.from_networkx(nx.path_graph(n), "line")
+    return Topology.from_networkx(nx.path_graph(n), "line", n - 1, copy=False)
 
 
+@lru_cache(maxsize=16)
 def star(n: int) -> Topology:
     """Agent 0 is the hub."""
-    return Topology.from_networkx(nx.star_graph(n - 1) if n > 1 else nx.empty_graph(1), "star")
+    graph = nx.star_graph(n - 1) if n > 1 else nx.empty_graph(1)
+    return Topology.from_networkx(graph, "star", min(n - 1, 2), copy=False)
 
 
+@lru_cache(maxsize=16)
 def grid(n: int) -> Topology:
     """The most nearly square rows x cols grid with rows * cols = n (a line when n is prime)."""
     rows = max(r for r in range(1, math.isqrt(n) + 1) if n % r == 0)
     g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(rows, n // rows), ordering="sorted")
-    return Topology.from_networkx(g, f"grid{rows}x{n // rows}")
+    return Topology.from_networkx(
+        g, f"grid{rows}x{n // rows}", rows - 1 + n // rows - 1, copy=False
+    )
 
 
 def erdos_renyi(
@@ -111,7 +131,7 @@ def erdos_renyi(
         g = nx.empty_graph(n)
         g.add_edges_from(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True))
         if nx.is_connected(g):
-            return Topology.from_networkx(g, "erdos-renyi")
+            return Topology.from_networkx(g, "erdos-renyi", copy=False)
     raise ConfigError(
         f"no connected Erdős–Rényi graph G({n}, {p}) in {tries} draws; raise --edge-prob"
     )
@@ -145,7 +165,7 @@ def from_edge_list(path: str | Path, n: int) -> Topology:
         if u == v:
             raise ConfigError(f"graph file {path} line {number}: self-loop on agent {u}")
         g.add_edge(u, v)
-    return Topology.from_networkx(g, f"file:{path.name}")
+    return Topology.from_networkx(g, f"file:{path.name}", copy=False)
 
 
 def build(

@@ -80,7 +80,7 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     in_cand = np.zeros((n, slots), dtype=np.bool_)
     untried, samples, n_cand = (np.zeros(n, dtype=np.int64) for _ in range(3))
     block_end = np.full(n, -1, dtype=np.int64)
-    bound = np.zeros(n)
+    bound, block_width = np.zeros(n), np.zeros(n)
     regret = np.zeros(n)
     recorded = np.zeros((n, grid.size))
     counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
@@ -90,7 +90,7 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
         kernels.run_chunk(
             mode, noise, pos, grid, recorded, regret, counters,
             count, total, mean, inv_sqrt, cand, in_cand,
-            untried, samples, n_cand, block_end, bound,
+            untried, samples, n_cand, block_end, bound, block_width,
             slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
             float(config.sigma), float(config.params.alpha),
             phases, block, indptr, indices, relay_rounds, message_bits,

@@ -48,13 +48,18 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt):
     for n in range(n_agents):
         known[n, n] = True
         fresh[n, n] = True
+    origins = np.empty(n_agents, dtype=np.int64)
     for _ in range(rounds):
         nxt[:] = False
         for n in range(n_agents):
+            if indptr[n + 1] == indptr[n]:
+                continue
             pairs = 0
             for o in range(n_agents):
-                pairs += fresh[n, o]
-            if pairs == 0 or indptr[n + 1] == indptr[n]:
+                if fresh[n, o]:
+                    origins[pairs] = o
+                    pairs += 1
+            if pairs == 0:
                 continue
             counters[ROUNDS, n] += 1
             for e in range(indptr[n], indptr[n + 1]):
@@ -63,8 +68,9 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt):
                 counters[BITS, n] += pairs * pair_bits
                 counters[RECV, v] += 1
                 counters[BITS_RECV, v] += pairs * pair_bits
-                for o in range(n_agents):
-                    if fresh[n, o] and not known[v, o]:
+                for i in range(pairs):
+                    o = origins[i]
+                    if not known[v, o]:
                         known[v, o] = True
                         nxt[v, o] = True
         fresh, nxt = nxt, fresh
@@ -117,7 +123,7 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
 @njit(cache=True, nogil=True)
 def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
               count, total, mean, inv_sqrt, cand, in_cand,
-              untried, samples, n_cand, block_end, bound,
+              untried, samples, n_cand, block_end, bound, block_width,
               slot_arm, size, means, gaps, bernoulli, sigma, alpha,
               phase_len, block, indptr, indices, relay_rounds, message_bits,
               known, fresh, nxt, trace, trace_out):  # fmt: skip
@@ -150,7 +156,7 @@ def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
                     if value > bound[n]:
                         slot = best
                 if slot < 0:
-                    slot, n_cand[n], bound[n], block_end[n] = rebuild_candidates(
+                    slot, n_cand[n], bound[n], block_end[n], block_width[n] = rebuild_candidates(
                         n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen
                     )
             # play and learn
@@ -164,8 +170,8 @@ def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
             total[n, slot] += reward
             mean[n, slot] = total[n, slot] / c
             inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
-            if not in_cand[n, slot]:
-                block_end[n] = -1  # a skipped arm changed: its bound no longer holds
+            if not in_cand[n, slot]:  # a skipped arm changed: keep the bound a bound
+                bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
             samples[n] += 1
             regret[n] += gaps[arm]
             played[n] = arm
@@ -190,7 +196,7 @@ def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
                     mean[v, slot] = total[v, slot] / c
                     inv_sqrt[v, slot] = 1.0 / math.sqrt(c)
                     if not in_cand[v, slot]:
-                        block_end[v] = -1
+                        bound[v] = max(bound[v], mean[v, slot] + block_width[v] * inv_sqrt[v, slot])
                     samples[v] += 1
                     counters[RECV, v] += 1
                     counters[BITS_RECV, v] += message_bits

@@ -6,8 +6,9 @@ order, so both engines agree bit for bit.
 
 Choosing is exact but lazy. For a block of steps the width w = sqrt(alpha·log t) is bounded by
 its value at the block's end, so an arm whose index at that bound is below the current maximum
-can be skipped until it gets a sample or the block ends: its index mean + w·(1/sqrt n) cannot
-exceed the bound, because IEEE multiplication and addition are monotone. Each step the maximum
+can be skipped until the block ends: its index mean + w·(1/sqrt n) cannot exceed the bound,
+because IEEE multiplication and addition are monotone (a skipped arm that gets a sample, from a
+neighbour say, raises the bound to its new value). Each step the maximum
 over the candidates is certified against the largest bound of the skipped arms (in the kernel's
 hot loop); when the certificate fails, a full scan decides and the candidates are rebuilt here.
 """
@@ -19,7 +20,7 @@ import math
 from numba import njit
 
 WIDTH_SLACK = 1.0 + 1e-12  # covers any non-monotone rounding of log near the block's end
-BLOCK_SHIFT = 7  # a block lasts max(8, t / 2^7) samples: small bounds, few rebuilds
+BLOCK_SHIFT = 9
 
 
 @njit(cache=True, inline="always")
@@ -69,7 +70,11 @@ def argmax_index(n, size, mean, inv_sqrt, width):
 
 @njit(cache=True, inline="always")
 def rebuild_candidates(n, size, mean, inv_sqrt, cand, in_cand, width, alpha, samples):
-    """Full scan, then a new block: returns (best slot, candidates, bound of the rest, block end)."""
+    """Full scan, then a new block.
+
+    Returns (best slot, number of candidates, bound of the skipped slots, last sample count of
+    the block, width bound of the block).
+    """
     best = argmax_index(n, size, mean, inv_sqrt, width)
     top = mean[n, best] + width * inv_sqrt[n, best]
     end = samples + max(8, samples >> BLOCK_SHIFT)
@@ -85,7 +90,7 @@ def rebuild_candidates(n, size, mean, inv_sqrt, cand, in_cand, width, alpha, sam
         else:
             in_cand[n, s] = False
             outside = max(outside, upper)
-    return best, count, outside, end
+    return best, count, outside, end, wide
 
 
 @njit(cache=True, inline="always")

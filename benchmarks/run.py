@@ -1,0 +1,215 @@
+"""mamab benchmarks: throughput, engine ratio, random-number floor, peer library, scaling, memory.
+
+    python benchmarks/run.py                      # everything (about 10 minutes on 2 cores)
+    python benchmarks/run.py --quick              # smaller horizons, a minute or two
+    python benchmarks/run.py --smpy-python /tmp/smpy/bin/python   # add the SMPyBandits row
+
+Every figure of one invocation is measured in the same process run, so ratios are comparable
+even on a noisy machine. Prints Markdown to paste into benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import mamab
+from mamab import Config, simulate
+from mamab.problem import noise_chunks
+from mamab.seeding import rng
+
+
+def timed(config: Config, engine: str = "fast", jobs: int | None = 1, repeat: int = 1) -> float:
+    """Best wall-clock seconds of ``repeat`` simulations (compilation excluded by a warm-up)."""
+    simulate(
+        Config(config.algorithm, agents=2, arms=4, horizon=20, graph="complete"), engine=engine
+    )
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        simulate(config, engine=engine, jobs=jobs)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def agent_steps(config: Config) -> int:
+    return config.agents * config.horizon * config.runs
+
+
+def floor_seconds(n_agents: int, horizon: int, runs: int = 1) -> float:
+    """Time to draw the same noise table with numpy, in the engine's chunks: the floor."""
+    start = time.perf_counter()
+    for run in range(runs):
+        for _ in noise_chunks(rng(0, run, "noise"), "bernoulli", n_agents, horizon):
+            pass
+    return time.perf_counter() - start
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+PAPER = [
+    ("complete", 10, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
+    ("complete", 20, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
+    (
+        "erdos-renyi",
+        100,
+        250,
+        50_000,
+        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication"],
+    ),
+    (
+        "erdos-renyi",
+        150,
+        250,
+        50_000,
+        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication"],
+    ),
+]
+
+
+def paper_throughput(scale: float) -> str:
+    rows = []
+    for graph, n, k, horizon, algorithms in PAPER:
+        t = int(horizon * scale)
+        floor = floor_seconds(n, t, runs=2)
+        for algorithm in algorithms:
+            config = Config(algorithm, agents=n, arms=k, horizon=t, runs=2, graph=graph, seed=1)
+            one = timed(config, jobs=1)
+            both = timed(config, jobs=2)
+            steps = agent_steps(config)
+            rows.append([f"{graph} ({n},{k}) T={t}", algorithm, f"{steps / one / 1e6:.1f}",
+                         f"{steps / both / 1e6:.1f}", f"{one / floor:.1f}×"])  # fmt: skip
+    return table(["configuration", "algorithm", "M agent-steps/s, 1 thread", "2 threads",
+                  "1-thread time / RNG floor"], rows)  # fmt: skip
+
+
+def engine_ratio(scale: float) -> str:
+    rows = []
+    for algorithm in mamab.ALGORITHMS:
+        graph = "erdos-renyi" if algorithm in ("lcc-ucb-graph", "lcc-ucb-relay") else "complete"
+        fast = Config(
+            algorithm, agents=10, arms=100, horizon=int(100_000 * scale), graph=graph, seed=2
+        )
+        ref = Config(
+            algorithm, agents=10, arms=100, horizon=int(10_000 * scale), graph=graph, seed=2
+        )
+        fast_rate = agent_steps(fast) / timed(fast, jobs=1, repeat=2)
+        ref_rate = agent_steps(ref) / timed(ref, engine="reference")
+        rows.append([algorithm, graph, f"{ref_rate / 1e3:.0f}k", f"{fast_rate / 1e6:.1f}M",
+                     f"{fast_rate / ref_rate:.0f}×"])  # fmt: skip
+    return table(["algorithm", "graph (N,K)=(10,100)", "reference agent-steps/s",
+                  "fast, 1 thread", "fast / reference"], rows)  # fmt: skip
+
+
+def peer(smpy_python: str | None, scale: float) -> str:
+    horizon = int(100_000 * scale)
+    config = Config("no-communication", agents=1, arms=100, horizon=horizon, seed=3)
+    ours = timed(config, jobs=1, repeat=3)
+    row = ["mamab fast engine (no-communication, N=1)", f"{ours * 1e3:.1f} ms", "1×"]
+    rows = [row]
+    if smpy_python:
+        out = subprocess.run([smpy_python, __file__.replace("run.py", "smpybandits_ucb.py"), "100", str(horizon), "3"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        theirs = json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+        rows.append(
+            [
+                "SMPyBandits 0.9.7 `Policies.UCB`",
+                f"{theirs * 1e3:.1f} ms",
+                f"{theirs / ours:.0f}× slower",
+            ]
+        )
+    ref = Config("no-communication", agents=1, arms=100, horizon=horizon // 10, seed=3)
+    ref_s = timed(ref, engine="reference") * 10
+    rows.append(
+        [
+            "mamab reference agent (extrapolated from T/10)",
+            f"{ref_s * 1e3:.1f} ms",
+            f"{ref_s / ours:.0f}× slower",
+        ]
+    )
+    return f"Single-agent UCB, K = 100 Bernoulli arms, T = {horizon}:\n\n" + table(
+        ["implementation", "time", "relative"], rows
+    )
+
+
+def scaling(scale: float, big: bool) -> str:
+    rows = []
+    cases = [(10, 100, 100_000), (100, 100, 100_000), (1000, 1000, 10_000), (10, 1000, 100_000),
+             (10, 10_000, 100_000), (10, 100, 1_000_000)]  # fmt: skip
+    if big:
+        cases.append((1000, 10_000, 1_000_000))
+    for n, k, horizon in cases:
+        t = (
+            horizon
+            if (n, k, horizon) == (1000, 10_000, 1_000_000)
+            else max(1000, int(horizon * scale))
+        )
+        config = Config("lcc-ucb", agents=n, arms=k, horizon=t, seed=4, grid_points=50)
+        seconds = timed(config, jobs=1)
+        floor = floor_seconds(n, t)
+        rows.append([f"{n}", f"{k}", f"{t:.0e}", f"{seconds:.2f} s", f"{agent_steps(config) / seconds / 1e6:.1f}",
+                     f"{seconds / floor:.1f}×"])  # fmt: skip
+    return table(
+        ["N", "K", "T", "lcc-ucb time (1 run, 1 thread)", "M agent-steps/s", "time / RNG floor"],
+        rows,
+    )
+
+
+def peak_memory(scale: float) -> str:
+    """Largest paper configuration, 30 runs, in a fresh process so the peak is its own."""
+    code = (
+        "import resource, mamab\n"
+        "for alg in ('lcc-ucb-graph', 'lcc-ucb-relay', 'full-communication', 'no-communication'):\n"
+        f"    mamab.simulate(mamab.Config(alg, agents=150, arms=250, horizon={int(50_000 * scale)}, runs=30,"
+        " graph='erdos-renyi', seed=5))\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    seconds = time.perf_counter() - start
+    peak_mib = int(out.stdout.split()[-1]) / 1024
+    return (f"Erdős–Rényi (150,250), T = {int(50_000 * scale)}, 30 runs of each of 4 algorithms, "
+            f"2 threads: peak resident memory **{peak_mib:.0f} MiB**, {seconds:.0f} s wall.")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="horizons / 10, no N=1000 K=1e4 T=1e6 run"
+    )
+    parser.add_argument("--smpy-python", help="python of an environment with SMPyBandits installed")
+    args = parser.parse_args()
+    scale = 0.1 if args.quick else 1.0
+    print(f"# mamab {mamab.__version__} benchmarks\n")
+    print(f"Machine: {platform.processor() or platform.machine()}, {platform.python_implementation()} "
+          f"{platform.python_version()}, numpy {np.__version__}; command: `{' '.join(sys.argv)}`\n")  # fmt: skip
+    for title, section in [
+        ("Paper configurations (2 runs)", lambda: paper_throughput(scale)),
+        ("Fast engine against the reference agents", lambda: engine_ratio(scale)),
+        ("Peer library", lambda: peer(args.smpy_python, scale)),
+        ("Scaling of lcc-ucb with N, K and T", lambda: scaling(scale, big=not args.quick)),
+        ("Peak memory", lambda: peak_memory(scale)),
+    ]:
+        start = time.perf_counter()
+        body = section()
+        print(f"## {title}\n\n{body}\n\n_({time.perf_counter() - start:.0f} s)_\n", flush=True)
+    print(
+        f"Peak memory of this benchmark process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
+
+
+if __name__ == "__main__":
+    main()
