@@ -22,6 +22,7 @@ from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY = 0, 1, 2, 3
 SENT, BITS, RECV, BITS_RECV, ROUNDS = 0, 1, 2, 3, 4
 STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3
+SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candidates pay
 
 
 @njit(cache=True)
@@ -146,7 +147,13 @@ def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
                     cached = seen
                     width = math.sqrt(alpha * math.log(seen + 1))
                 slot = -1
-                if seen <= block_end[n]:
+                if size[n] <= SMALL_SET:  # a plain scan beats the candidate bookkeeping
+                    value = -math.inf
+                    for s in range(size[n]):
+                        index = mean[n, s] + width * inv_sqrt[n, s]
+                        if index > value:
+                            slot, value = s, index
+                elif seen <= block_end[n]:
                     best, value = cand[n, 0], -math.inf
                     for c in range(n_cand[n]):
                         s = cand[n, c]
@@ -170,7 +177,9 @@ def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
             total[n, slot] += reward
             mean[n, slot] = total[n, slot] / c
             inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
-            if not in_cand[n, slot]:  # a skipped arm changed: keep the bound a bound
+            if (
+                size[n] > SMALL_SET and not in_cand[n, slot]
+            ):  # a skipped arm changed: keep the bound a bound
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
             samples[n] += 1
             regret[n] += gaps[arm]
@@ -195,7 +204,7 @@ def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
                     total[v, slot] += reward
                     mean[v, slot] = total[v, slot] / c
                     inv_sqrt[v, slot] = 1.0 / math.sqrt(c)
-                    if not in_cand[v, slot]:
+                    if size[v] > SMALL_SET and not in_cand[v, slot]:
                         bound[v] = max(bound[v], mean[v, slot] + block_width[v] * inv_sqrt[v, slot])
                     samples[v] += 1
                     counters[RECV, v] += 1
