@@ -37,6 +37,8 @@ def assert_identical(config: Config) -> None:
     assert np.array_equal(fast.arms, ref.arms), "arm choices differ"
     assert np.array_equal(fast.grid, ref.grid)
     assert np.array_equal(fast.regret, ref.regret), "regret differs"
+    assert np.array_equal(fast.bits, ref.bits), "bits on the grid differ"
+    assert np.array_equal(fast.bits[:, :, -1], ref.counts["bits_sent"])
     for name in ref.counts:
         assert np.array_equal(fast.counts[name], ref.counts[name]), f"{name} differs"
     assert np.array_equal(fast.means, ref.means)

@@ -18,6 +18,7 @@ class RunResult:
 
     run: int
     regret: np.ndarray  # (agents, grid) float64
+    bits: np.ndarray  # (agents, grid) int64: bits sent so far
     counts: dict[str, np.ndarray]  # name -> (agents,) int64
     means: np.ndarray  # (arms,)
     diameter: int  # -1 when the graph is disconnected
@@ -32,6 +33,7 @@ class Result:
     config: Config
     grid: np.ndarray  # (G,) steps, 1-indexed
     regret: np.ndarray  # (runs, agents, G)
+    bits: np.ndarray  # (runs, agents, G) bits sent so far
     counts: dict[str, np.ndarray]  # name -> (runs, agents)
     means: np.ndarray  # (runs, arms)
     diameter: np.ndarray  # (runs,)
@@ -47,6 +49,7 @@ class Result:
             config=config,
             grid=grid,
             regret=np.stack([p.regret for p in parts]),
+            bits=np.stack([p.bits for p in parts]),
             counts={k: np.stack([p.counts[k] for p in parts]) for k in COUNTERS},
             means=np.stack([p.means for p in parts]),
             diameter=np.array([p.diameter for p in parts], dtype=np.int64),

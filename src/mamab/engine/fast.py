@@ -83,12 +83,13 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     bound, block_width = np.zeros(n), np.zeros(n)
     regret = np.zeros(n)
     recorded = np.zeros((n, grid.size))
+    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
     counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
     pos = np.zeros(4, dtype=np.int64)
     trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
         kernels.run_chunk(
-            mode, noise, pos, grid, recorded, regret, counters,
+            mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             count, total, mean, inv_sqrt, cand, in_cand,
             untried, samples, n_cand, block_end, bound, block_width,
             slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
@@ -99,6 +100,7 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     return RunResult(
         run=instance.run,
         regret=recorded,
+        bits=recorded_bits,
         counts={name: counters[i] for i, name in enumerate(COUNTERS)},
         means=problem.means,
         diameter=graph.diameter if graph.is_connected else -1,

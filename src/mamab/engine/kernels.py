@@ -122,7 +122,7 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
 
 
 @njit(cache=True, nogil=True)
-def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
+def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
               count, total, mean, inv_sqrt, cand, in_cand,
               untried, samples, n_cand, block_end, bound, block_width,
               slot_arm, size, means, gaps, bernoulli, sigma, alpha,
@@ -218,4 +218,5 @@ def run_chunk(mode, noise, pos, grid, recorded, regret, counters,
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret
+            recorded_bits[:, pos[GRID]] = counters[BITS]
             pos[GRID] += 1

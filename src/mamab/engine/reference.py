@@ -43,6 +43,7 @@ def run_reference(
     counts = {name: np.zeros(n, dtype=np.int64) for name in COUNTERS}
     regret = np.zeros(n)
     recorded = np.zeros((n, grid.size))
+    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
     arms_played = np.zeros((horizon, n), dtype=np.int64) if trace else None
     next_point, t = 0, 0
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
@@ -57,10 +58,12 @@ def run_reference(
             t += 1
             if t == grid[next_point]:
                 recorded[:, next_point] = regret
+                recorded_bits[:, next_point] = counts["bits_sent"]
                 next_point += 1
     return RunResult(
         run=instance.run,
         regret=recorded,
+        bits=recorded_bits,
         counts=counts,
         means=problem.means,
         diameter=topology.diameter if topology.is_connected else -1,
