@@ -128,6 +128,72 @@ def run(
         click.echo(f"wrote {directory / 'summary.json'}")
 
 
+JOBS = click.option("--jobs", type=click.IntRange(min=1), default=None,
+                    help="Worker processes for tasks [default: all cores].")  # fmt: skip
+
+
+def _print_summary(rows: list[dict[str, str]]) -> None:
+    click.echo(f"{'experiment':<16} {'algorithm':<20} {'N':>5} {'K':>5} {'T':>7} "
+               f"{'median regret/agent':>20} {'95% band':>22} {'bits/agent':>12}")  # fmt: skip
+    for r in rows:
+        band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
+        click.echo(f"{r['experiment']:<16} {r['algorithm']:<20} {r['agents']:>5} {r['arms']:>5} {r['horizon']:>7} "
+                   f"{float(r['final_regret_median']):>20.1f} {band:>22} "
+                   f"{float(r['bits_sent_per_agent_median']):>12.4g}")  # fmt: skip
+
+
+@cli.command()
+@click.argument("config_file", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Results directory [default: ./<sweep name>-results].")  # fmt: skip
+@JOBS
+@click.option("--executor", type=click.Choice(["local"]), default="local", show_default=True)
+def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str) -> None:
+    """Run every configuration of a sweep TOML file; rerunning resumes where it stopped."""
+    from mamab.experiments import load_spec
+    from mamab.experiments.runner import run_sweep
+
+    spec = load_spec(config_file)
+    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), jobs=jobs)
+    _print_summary(outcome.summary)
+    click.echo(f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
+               f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s")  # fmt: skip
+
+
+@cli.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option("--bounds", is_flag=True, help="Overlay the theory's regret bounds (log scale).")
+def plot(results_dir: Path, bounds: bool) -> None:
+    """Redraw every figure of a finished sweep from its stored tables, without rerunning."""
+    from mamab.experiments.aggregate import read_curves
+    from mamab.plots import draw_all
+
+    drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds)
+    for paths in drawn.values():
+        click.echo(" ".join(str(p) for p in paths))
+
+
+@cli.command()
+@click.option(
+    "--quick", is_flag=True, help="Reduced preset (10 runs, T/5): under two minutes on two cores."
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=Path("mamab-reproduction"), show_default=True
+)
+@JOBS
+@click.option("--bounds", is_flag=True, help="Overlay the theory's regret bounds on the figures.")
+def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool) -> None:
+    """Rerun the paper's evaluation: figures, summary.csv and report.md in OUT."""
+    from mamab.experiments import load_preset
+    from mamab.experiments.reproduce import reproduce as run_reproduction
+
+    report = run_reproduction(
+        load_preset("paper-quick" if quick else "paper"), out, jobs=jobs, bounds=bounds
+    )
+    _print_summary(report.summary)
+    click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: turn usage and configuration errors into one line and exit code 2."""
     try:

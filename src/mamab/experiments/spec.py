@@ -1,0 +1,215 @@
+"""Sweep specifications: a TOML file (or dict) naming a grid of configurations.
+
+Schema (every key is checked; unknown keys and wrong types are errors)::
+
+    name = "my-sweep"          # optional
+    seed = 0                   # root seed of every run
+    runs = 30                  # runs per configuration
+    runs_per_task = 10         # seeds per task file (the unit of work and of resumption)
+    grid_points = 200          # log-spaced regret records per run
+
+    [[experiments]]            # the product of its list-valued keys
+    name = "complete"
+    figure = "complete"        # optional: experiments sharing a figure are drawn together
+    algorithms = ["lcc-ucb", "no-communication"]
+    agents = [10, 20]          # int or list
+    arms = 100                 # int or list
+    horizon = 100000           # int or list
+    graph = "complete"         # name, edge-list path, or list
+    edge_prob = 0.1            # optional, float or list (Erdős–Rényi; default 10/N)
+    reward = "bernoulli"       # or "gaussian"
+    sigma = 1.0
+    alpha = 2.0
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mamab.agents import AlgorithmParams
+from mamab.config import Config
+from mamab.errors import ConfigError
+
+TOP_KEYS = {
+    "name": str,
+    "seed": int,
+    "runs": int,
+    "runs_per_task": int,
+    "grid_points": int,
+    "experiments": list,
+}
+EXPERIMENT_KEYS = {
+    "name": (str,),
+    "figure": (str,),
+    "algorithms": (str, list),
+    "agents": (int, list),
+    "arms": (int, list),
+    "horizon": (int, list),
+    "graph": (str, list),
+    "edge_prob": (float, int, list),
+    "reward": (str,),
+    "sigma": (float, int),
+    "alpha": (float, int),
+}
+REQUIRED = ("algorithms", "agents", "arms", "horizon")
+PRESETS = ("paper", "paper-quick")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named list of configurations (each with every run of the sweep), drawn in ``figure``."""
+
+    name: str
+    figure: str
+    configs: tuple[Config, ...]
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    name: str
+    seed: int
+    runs: int
+    runs_per_task: int
+    grid_points: int
+    experiments: tuple[Experiment, ...]
+
+    @property
+    def configs(self) -> list[tuple[str, Config]]:
+        return [(e.name, c) for e in self.experiments for c in e.configs]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "runs": self.runs,
+            "runs_per_task": self.runs_per_task,
+            "grid_points": self.grid_points,
+            "experiments": [
+                {"name": e.name, "figure": e.figure, "configs": [c.to_dict() for c in e.configs]}
+                for e in self.experiments
+            ],
+        }
+
+
+def _type_ok(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, types)
+
+
+def _as_list(where: str, value: Any, item_types: tuple[type, ...]) -> list:
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise ConfigError(f"{where}: empty list")
+    for v in values:
+        if not _type_ok(v, item_types):
+            names = " or ".join(t.__name__ for t in item_types)
+            raise ConfigError(f"{where}: expected {names}, got {v!r}")
+    return values
+
+
+def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
+    """Validate a decoded TOML document and expand it into configurations."""
+    for key, value in data.items():
+        if key not in TOP_KEYS:
+            raise ConfigError(f"{source}: unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
+        if not _type_ok(value, (TOP_KEYS[key],)):
+            raise ConfigError(f"{source}: {key} must be {TOP_KEYS[key].__name__}, got {value!r}")
+    seed = data.get("seed", 0)
+    runs = data.get("runs", 10)
+    per_task = data.get("runs_per_task", 10)
+    grid_points = data.get("grid_points", 200)
+    for key, value in (("runs", runs), ("runs_per_task", per_task), ("grid_points", grid_points)):
+        if value < 1:
+            raise ConfigError(f"{source}: {key} must be at least 1, got {value}")
+    if seed < 0:
+        raise ConfigError(f"{source}: seed must be non-negative, got {seed}")
+    blocks = data.get("experiments")
+    if not blocks:
+        raise ConfigError(f"{source}: needs at least one [[experiments]] table")
+    experiments = []
+    names: set[str] = set()
+    for i, block in enumerate(blocks):
+        where = f"{source}: experiments[{i}]"
+        if not isinstance(block, dict):
+            raise ConfigError(f"{where}: must be a table")
+        experiment = _parse_experiment(block, where, f"experiment-{i}", seed, runs, grid_points)
+        if experiment.name in names:
+            raise ConfigError(f"{where}: duplicate experiment name {experiment.name!r}")
+        names.add(experiment.name)
+        experiments.append(experiment)
+    return SweepSpec(
+        data.get("name", "sweep"), seed, runs, per_task, grid_points, tuple(experiments)
+    )
+
+
+def _parse_experiment(
+    block: dict, where: str, default_name: str, seed: int, runs: int, grid_points: int
+) -> Experiment:
+    for key, value in block.items():
+        if key not in EXPERIMENT_KEYS:
+            raise ConfigError(
+                f"{where}: unknown key {key!r} (allowed: {', '.join(EXPERIMENT_KEYS)})"
+            )
+        if not _type_ok(value, EXPERIMENT_KEYS[key]):
+            raise ConfigError(f"{where}.{key}: wrong type {type(value).__name__} ({value!r})")
+    for key in REQUIRED:
+        if key not in block:
+            raise ConfigError(f"{where}: missing required key {key!r}")
+    axes = {
+        "algorithm": _as_list(f"{where}.algorithms", block["algorithms"], (str,)),
+        "agents": _as_list(f"{where}.agents", block["agents"], (int,)),
+        "arms": _as_list(f"{where}.arms", block["arms"], (int,)),
+        "horizon": _as_list(f"{where}.horizon", block["horizon"], (int,)),
+        "graph": _as_list(f"{where}.graph", block.get("graph", "complete"), (str,)),
+        "edge_prob": _as_list(
+            f"{where}.edge_prob", block.get("edge_prob", [None]), (float, int, type(None))
+        ),
+    }
+    params = AlgorithmParams(alpha=float(block.get("alpha", 2.0)))
+    configs = []
+    for combo in itertools.product(*axes.values()):
+        values = dict(zip(axes, combo, strict=True))
+        try:
+            configs.append(
+                Config(
+                    **values,
+                    runs=runs,
+                    seed=seed,
+                    reward=block.get("reward", "bernoulli"),
+                    sigma=float(block.get("sigma", 1.0)),
+                    params=params,
+                    grid_points=grid_points,
+                )
+            )
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from None
+    name = block.get("name", default_name)
+    return Experiment(name, block.get("figure", name), tuple(configs))
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep TOML file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"sweep file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read sweep file {path}: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return parse_spec(data, str(path))
+
+
+def load_preset(name: str) -> SweepSpec:
+    """A shipped preset: 'paper' (the paper's evaluation) or 'paper-quick' (reduced)."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    text = resources.files("mamab.experiments").joinpath(f"presets/{name}.toml").read_text()
+    return parse_spec(tomllib.loads(text), f"preset {name}")

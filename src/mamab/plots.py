@@ -1,0 +1,131 @@
+"""Regret and communication figures (matplotlib, headless): one panel per (N, K) of a figure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: no display needed, ever
+import matplotlib.pyplot as plt
+import numpy as np
+
+from mamab import theory
+from mamab.experiments.aggregate import ConfigResult
+from mamab.stats import median_band
+
+COLOURS = {
+    "lcc-ucb": "tab:blue",
+    "lcc-ucb-graph": "tab:blue",
+    "lcc-ucb-relay": "tab:purple",
+    "full-communication": "tab:green",
+    "no-communication": "tab:red",
+    "demab": "tab:orange",
+    "gosine": "tab:brown",
+    "coop-ucb2": "tab:olive",
+}
+
+
+def panels(results: list[ConfigResult]) -> dict[tuple, list[ConfigResult]]:
+    """Group one figure's results by panel: (agents, arms, graph, horizon)."""
+    grouped: dict[tuple, list[ConfigResult]] = {}
+    for r in results:
+        c = r.config
+        grouped.setdefault((c["agents"], c["arms"], c["graph"], c["horizon"]), []).append(r)
+    return grouped
+
+
+def _bound(r: ConfigResult, t: np.ndarray) -> np.ndarray | None:
+    c = r.config
+    if c["algorithm"] == "lcc-ucb" and c["graph"] == "complete":
+        return theory.lcc_ucb_regret_bound(t, c["agents"], c["arms"])
+    if c["algorithm"] == "lcc-ucb-graph":
+        d, kg = int(np.median(r.diameter)), int(np.median(r.max_degree))
+        return theory.lcc_ucb_graph_regret_bound(t, c["agents"], c["arms"], d, kg)
+    return None
+
+
+def regret_figure(
+    results: list[ConfigResult], title: str, exclude: Iterable[str] = (), bounds: bool = False
+):
+    """Median per-agent regret vs t with the order-statistic 95% band, one panel per (N, K)."""
+    grouped = panels(results)
+    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
+    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+        for r in members:
+            algorithm = r.config["algorithm"]
+            if algorithm in exclude:
+                continue
+            med, lo, hi = median_band(r.regret)
+            colour = COLOURS.get(algorithm)
+            ax.plot(r.grid, med, label=algorithm, color=colour)
+            ax.fill_between(r.grid, lo, hi, alpha=0.25, color=colour, linewidth=0)
+            if bounds and (b := _bound(r, r.grid[r.grid > 1].astype(float))) is not None:
+                ax.plot(
+                    r.grid[r.grid > 1], b, linestyle="--", color=colour, label=f"{algorithm} bound"
+                )
+        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
+        ax.set_xlabel("t")
+        ax.set_ylabel("cumulative regret per agent")
+        if bounds:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def bits_figure(results: list[ConfigResult], title: str):
+    """Median bits sent per agent vs t (log scale), one panel per (N, K)."""
+    grouped = panels(results)
+    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
+    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+        for r in members:
+            med = np.median(r.bits, axis=0)
+            if not np.any(med > 0):
+                continue  # nothing sent: nothing to draw on a log scale
+            ax.plot(r.grid, np.where(med > 0, med, np.nan), label=r.config["algorithm"],
+                    color=COLOURS.get(r.config["algorithm"]))  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_xscale("log")
+        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
+        ax.set_xlabel("t")
+        ax.set_ylabel("bits sent per agent")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def save(fig, path_stem: Path) -> list[Path]:
+    """Write PNG and SVG beside each other; returns the paths."""
+    paths = [path_stem.with_suffix(".png"), path_stem.with_suffix(".svg")]
+    for path in paths:
+        fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return paths
+
+
+def draw_all(results: list[ConfigResult], out: Path, bounds: bool = False) -> dict[str, list[Path]]:
+    """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB) and bits."""
+    directory = out / "figures"
+    directory.mkdir(parents=True, exist_ok=True)
+    drawn: dict[str, list[Path]] = {}
+    for figure in dict.fromkeys(r.figure for r in results):
+        members = [r for r in results if r.figure == figure]
+        drawn[f"{figure}-regret"] = save(regret_figure(members, f"{figure}: regret", bounds=bounds),
+                                         directory / f"{figure}-regret")  # fmt: skip
+        if any(r.config["algorithm"] == "demab" for r in members):
+            drawn[f"{figure}-regret-no-demab"] = save(
+                regret_figure(
+                    members, f"{figure}: regret without DEMAB", exclude={"demab"}, bounds=bounds
+                ),
+                directory / f"{figure}-regret-no-demab",
+            )
+        drawn[f"{figure}-bits"] = save(
+            bits_figure(members, f"{figure}: communication"), directory / f"{figure}-bits"
+        )
+    return drawn
