@@ -39,6 +39,21 @@ class TestFullCommunication(_ByName, unittest.TestCase):
         return ["junk", (n_arms, 1.0), (-1, 0.0), (0, float("nan")), (0, "1"), (0,), (0, 1.0, 2)]
 
 
+class TestDemab(_ByName, unittest.TestCase):
+    algorithm = "demab"
+    horizon = 600
+
+    def network(self, graph):
+        from mamab.topology import server_star
+
+        return server_star(graph.n_agents)
+
+    def malformed_payloads(self, message, n_arms):
+        return ["junk", (), ("best",), ("best", n_arms, 0.5), ("best", 0, float("nan")), ("assign", (n_arms,)),
+                ("assign", 3), ("count", -1), ("count", n_arms + 1), ("arms", ("x",)), ("report", -1, 0.0),
+                ("warp", 1)]  # fmt: skip
+
+
 class TestConformanceCatchesBadAgents(unittest.TestCase):
     """The mixin must be able to fail: an agent that accepts anything is caught."""
 

@@ -23,6 +23,10 @@ class Instance:
     def noise_rng(self, seed: int) -> np.random.Generator:
         return rng(seed, self.run, "noise")
 
+    def algorithm_rng(self, seed: int) -> np.random.Generator:
+        """The run's stream for the algorithm's own draws (DEMAB's allocation, gossip partners)."""
+        return rng(seed, self.run, "algorithm")
+
 
 def make_instance(config: Config, run: int) -> Instance:
     """Means from the run's 'means' stream (or the given ones), graph from its 'graph' stream."""

@@ -38,16 +38,22 @@ class AgentConformance:
     def graphs(self) -> list[topo.Topology]:
         return [topo.complete(4), topo.ring(5), topo.star(4), topo.line(3)]
 
+    def network(self, graph: topo.Topology) -> topo.Topology:
+        """The graph messages may use (override for algorithms with a server node)."""
+        return graph
+
     # -- driving --
 
     def _drive(
         self, agents: list[Agent], graph: topo.Topology, seed: int, probe: bool = False
     ) -> Trace:
         rewards = np.random.default_rng(seed)
+        links = self.network(graph)
+        assert len(agents) == links.n_agents, "one agent object per node of the network"
         trace: Trace = []
         for _ in range(self.horizon):
             arms = []
-            for agent in agents:
+            for agent in (a for a in agents if a.plays):
                 arm = agent.select_arm()
                 assert isinstance(arm, int | np.integer) and 0 <= arm < self.n_arms, (
                     f"arm {arm} out of range"
@@ -60,9 +66,9 @@ class AgentConformance:
                 if not batch:
                     break
                 for message in batch:
-                    self._check_sent(message, graph)
+                    self._check_sent(message, links)
                     if probe:
-                        self._probe_refusals(agents[message.receiver], message, graph)
+                        self._probe_refusals(agents[message.receiver], message, links)
                     agents[message.receiver].receive(message)
                     trace.append(("msg", message.sender, message.receiver, message.bits))
         return trace

@@ -120,6 +120,14 @@ def grid(n: int) -> Topology:
     )
 
 
+@lru_cache(maxsize=16)
+def server_star(n: int) -> Topology:
+    """N agents and a server as node N, linked to every agent (DEMAB's server-agent network)."""
+    graph = nx.star_graph(n)  # hub 0, leaves 1..n
+    graph = nx.relabel_nodes(graph, {v: (v - 1 if v else n) for v in graph.nodes})
+    return Topology.from_networkx(graph, "server-star", min(n, 2), copy=False)
+
+
 def erdos_renyi(
     n: int, p: float, rng: np.random.Generator, tries: int = MAX_CONNECT_TRIES
 ) -> Topology:

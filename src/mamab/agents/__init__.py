@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from mamab.agents.base import Agent, Message
 from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
+from mamab.agents.demab import DemabAgent, DemabServer
 from mamab.agents.lcc import LccUcbAgent, RelayAgent
 from mamab.agents.ucb import UCB
+from mamab.demab_schedule import draw_permutation, initial_split
 from mamab.errors import ConfigError
 from mamab.schedule import initial_block, k_prime
-from mamab.topology import Topology
+from mamab.topology import Topology, server_star
 
 __all__ = [
     "ALGORITHMS",
@@ -25,10 +29,19 @@ __all__ = [
     "check_algorithm",
     "lcc_shape",
     "make_agents",
+    "network",
 ]
 
-ALGORITHMS = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication", "full-communication")
-SPLITS_ARMS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay"})
+ALGORITHMS = (
+    "lcc-ucb",
+    "lcc-ucb-graph",
+    "lcc-ucb-relay",
+    "no-communication",
+    "full-communication",
+    "demab",
+)
+SPLITS_ARMS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "demab"})
+CENTRAL_SERVER = frozenset({"demab"})  # talk through a server node N, not over the agents' graph
 NEEDS_CONNECTED = frozenset({"lcc-ucb-graph", "lcc-ucb-relay"})
 
 
@@ -80,17 +93,32 @@ def lcc_shape(
     return kp, sub
 
 
+def network(algorithm: str, topology: Topology) -> Topology:
+    """The graph messages travel on: the agents' graph, or a star to a server node N."""
+    return server_star(topology.n_agents) if algorithm in CENTRAL_SERVER else topology
+
+
 def make_agents(
     algorithm: str,
     topology: Topology,
     n_arms: int,
     horizon: int,
     params: AlgorithmParams | None = None,
+    rng: np.random.Generator | None = None,
 ) -> list[Agent]:
-    """One agent per node of ``topology``, with the paper's defaults unless ``params`` says otherwise."""
+    """One agent per node of ``topology`` (plus DEMAB's server as node N), paper defaults.
+
+    ``rng`` is the run's 'algorithm' stream, for algorithms that draw (DEMAB's arm allocation).
+    """
     params = params or AlgorithmParams()
     n = topology.n_agents
     check_algorithm(algorithm, n, n_arms)
+    if algorithm == "demab":
+        split = initial_split(draw_permutation(rng or np.random.default_rng(0), n_arms), n)
+        players: list[Agent] = [
+            DemabAgent(i, n_arms, horizon, n, split[i], n, params.alpha) for i in range(n)
+        ]
+        return [*players, DemabServer(n, n_arms, horizon, n)]
     if algorithm == "no-communication":
         return [
             NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha)

@@ -30,6 +30,8 @@ class Message:
 class Agent(ABC):
     """One agent of the network; subclasses implement one algorithm."""
 
+    plays = True  # False for nodes that only relay or coordinate (DEMAB's server)
+
     def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...]):
         self.agent_id = agent_id
         self.n_arms = n_arms

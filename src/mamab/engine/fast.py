@@ -50,6 +50,8 @@ def run_fast(
 
 def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = False) -> RunResult:
     """One run of ``config`` on ``instance`` with the numba kernels."""
+    if config.algorithm == "demab":
+        return run_demab(config, instance, grid, trace)
     problem, graph = instance.problem, instance.topology
     n, k, horizon = config.agents, config.arms, config.horizon
     indptr, indices = graph.csr()
@@ -105,5 +107,49 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
         means=problem.means,
         diameter=graph.diameter if graph.is_connected else -1,
         max_degree=graph.max_degree,
+        arms=trace_out if trace else None,
+    )
+
+
+def run_demab(
+    config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
+) -> RunResult:
+    """One DEMAB run: the same allocation draw and schedule as the reference agents."""
+    from mamab.agents.demab import count_bits
+    from mamab.demab_schedule import draw_permutation, initial_split, phase_ends, stage_one_length
+    from mamab.engine.demab_kernel import demab_chunk
+
+    problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
+    split = initial_split(draw_permutation(instance.algorithm_rng(config.seed), k), n)
+    width = block_size(k, n)
+    active = np.zeros((n, width), dtype=np.int64)
+    size = np.array([len(arms) for arms in split], dtype=np.int64)
+    for i, arms in enumerate(split):
+        active[i, : len(arms)] = arms
+    count = np.zeros((n, width), dtype=np.int64)
+    total = np.zeros((n, width))
+    pointer = np.zeros(n, dtype=np.int64)
+    state = np.array([-1, 0], dtype=np.int64)
+    regret = np.zeros(n)
+    recorded = np.zeros((n, grid.size))
+    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
+    counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
+    pos = np.zeros(4, dtype=np.int64)
+    trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
+    ends = phase_ends(horizon, n, k)
+    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+        demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
+                    total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
+                    problem.gaps, config.reward == "bernoulli", float(config.sigma),
+                    float(config.params.alpha), index_bits(k), count_bits(k), trace, trace_out)  # fmt: skip
+    topology = instance.topology
+    return RunResult(
+        run=instance.run,
+        regret=recorded,
+        bits=recorded_bits,
+        counts={name: counters[i] for i, name in enumerate(COUNTERS)},
+        means=problem.means,
+        diameter=topology.diameter if topology.is_connected else -1,
+        max_degree=topology.max_degree,
         arms=trace_out if trace else None,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mamab.agents import Agent, make_agents
+from mamab.agents import Agent, make_agents, network
 from mamab.config import Config
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
@@ -38,9 +38,12 @@ def run_reference(
     """Simulate one run with the online agents."""
     problem, topology = instance.problem, instance.topology
     n, horizon = config.agents, config.horizon
-    agents = make_agents(config.algorithm, topology, config.arms, horizon, config.params)
+    agents = make_agents(config.algorithm, topology, config.arms, horizon, config.params,
+                         instance.algorithm_rng(config.seed))  # fmt: skip
+    players = [agent for agent in agents if agent.plays]
+    links = network(config.algorithm, topology)
     gaps = problem.gaps
-    counts = {name: np.zeros(n, dtype=np.int64) for name in COUNTERS}
+    counts = {name: np.zeros(len(agents), dtype=np.int64) for name in COUNTERS}
     regret = np.zeros(n)
     recorded = np.zeros((n, grid.size))
     recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
@@ -48,23 +51,25 @@ def run_reference(
     next_point, t = 0, 0
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
         for row in noise:
-            for agent in agents:
+            for agent in players:
                 arm = agent.select_arm()
                 agent.observe(arm, problem.reward_of(arm, float(row[agent.agent_id])))
                 regret[agent.agent_id] += gaps[arm]
                 if arms_played is not None:
                     arms_played[t, agent.agent_id] = arm
-            exchange(agents, topology, counts)
+            exchange(agents, links, counts)
             t += 1
             if t == grid[next_point]:
                 recorded[:, next_point] = regret
-                recorded_bits[:, next_point] = counts["bits_sent"]
+                recorded_bits[:, next_point] = counts["bits_sent"][:n]
                 next_point += 1
     return RunResult(
         run=instance.run,
         regret=recorded,
         bits=recorded_bits,
-        counts=counts,
+        counts={
+            name: values[:n] for name, values in counts.items()
+        },  # a server's are not an agent's
         means=problem.means,
         diameter=topology.diameter if topology.is_connected else -1,
         max_degree=topology.max_degree,

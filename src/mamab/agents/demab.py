@@ -1,0 +1,198 @@
+"""DEMAB (Wang, Hu, Chen, Wang, ICLR 2020) as online agents plus a central server node.
+
+Stage 1: each agent eliminates among its own arms for about T/(NK) steps, alone. Then phases of
+doubling length: every agent pulls its remaining arms round-robin with fresh samples, and after
+the phase the protocol runs these communication rounds through the server (node N):
+
+1. agent → server: REPORT(arm, lcb), its arm of largest lower confidence bound (if it has arms);
+2. server → every agent: BEST(arm*, LB*), the largest reported bound; agents drop every own arm
+   whose upper bound is below LB*; an agent with no arm left plays arm*;
+3. agent → server: COUNT(|S_n|);
+4. if the split is unbalanced: server → agents with arms: SEND; 5. they answer ARMS(list);
+6. server → every agent: ASSIGN(new list), the remaining arms dealt round-robin.
+
+Every choice where the original paper is not followed to the letter is listed in
+docs/algorithms/demab.md.
+"""
+
+from __future__ import annotations
+
+from mamab.agents.base import Agent, Message
+from mamab.demab_schedule import phase_ends, radius, redivide, stage_one_length, unbalanced
+from mamab.errors import InvalidMessage
+from mamab.schedule import REWARD_BITS, index_bits
+
+
+def count_bits(n_arms: int) -> int:
+    """Bits of a number of arms in 0..K."""
+    return max(1, n_arms.bit_length())
+
+
+class DemabAgent(Agent):
+    """One DEMAB agent; its only neighbour is the server."""
+
+    def __init__(self, agent_id: int, n_arms: int, horizon: int, server: int, arms: list[int],
+                 n_agents: int, alpha: float = 2.0):  # fmt: skip
+        super().__init__(agent_id, n_arms, horizon, (server,))
+        self.server = server
+        self.alpha = alpha
+        self.active = sorted(arms)
+        self.ends = phase_ends(horizon, n_agents, n_arms).tolist()
+        self.stage_one = stage_one_length(horizon, n_agents, n_arms)
+        self.t = 0
+        self.pointer = 0
+        self.counts = dict.fromkeys(self.active, 0)
+        self.sums = dict.fromkeys(self.active, 0.0)
+        self.announced: int | None = None
+        self.listening = False
+        self._outbox: list[Message] = []
+        self._bits = index_bits(n_arms)
+
+    def select_arm(self) -> int:
+        if self.listening:
+            self._start_phase()
+        if not self.active:
+            if self.announced is None:
+                raise RuntimeError(f"agent {self.agent_id} has no arm and no announced best arm")
+            return self.announced
+        return self.active[self.pointer]
+
+    def observe(self, arm: int, reward: float) -> None:
+        self.t += 1
+        if self.active:
+            self.counts[arm] += 1
+            self.sums[arm] += reward
+            self.pointer += 1
+            if self.pointer == len(self.active):
+                self.pointer = 0
+                if self.t <= self.stage_one:
+                    self._eliminate(max(self._lcb(a) for a in self.active))
+        if self.t in self.ends:
+            self.listening = True
+            if self.active:
+                best = max(self.active, key=lambda a: (self._lcb(a), -a))
+                self._send(("report", best, self._lcb(best)), self._bits + REWARD_BITS)
+
+    def outgoing(self) -> list[Message]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def receive(self, message: Message) -> None:
+        self._check_envelope(message)
+        payload = message.payload
+        if not self.listening:
+            raise InvalidMessage(f"agent {self.agent_id}: message outside a communication window")
+        if not isinstance(payload, tuple) or not payload:
+            raise InvalidMessage(f"agent {self.agent_id}: malformed DEMAB payload {payload!r}")
+        kind = payload[0]
+        if kind == "best" and len(payload) == 3:
+            arm = self._check_arm(payload[1])
+            bound = self._check_reward(payload[2])
+            self.announced = arm
+            self._eliminate(bound)
+            self._send(("count", len(self.active)), count_bits(self.n_arms))
+        elif kind == "send" and len(payload) == 1:
+            self._send(("arms", tuple(self.active)), max(1, len(self.active) * self._bits))
+        elif kind == "assign" and len(payload) == 2 and isinstance(payload[1], tuple):
+            arms = [self._check_arm(a) for a in payload[1]]
+            self.active = sorted(arms)
+        else:
+            raise InvalidMessage(f"agent {self.agent_id}: unexpected DEMAB message {payload!r}")
+
+    # -- helpers --
+
+    def _lcb(self, arm: int) -> float:
+        return self.sums[arm] / self.counts[arm] - radius(
+            self.alpha, self.horizon, self.counts[arm]
+        )
+
+    def _ucb(self, arm: int) -> float:
+        return self.sums[arm] / self.counts[arm] + radius(
+            self.alpha, self.horizon, self.counts[arm]
+        )
+
+    def _eliminate(self, bound: float) -> None:
+        """Drop own arms whose upper confidence bound is below ``bound`` (the best one never is).
+
+        Runs only at the end of a round-robin cycle or of a phase, so the cycle restarts at 0.
+        """
+        self.active = [a for a in self.active if not self._ucb(a) < bound]
+        self.pointer = 0
+
+    def _send(self, payload: tuple, bits: int) -> None:
+        self._outbox.append(Message(self.agent_id, self.server, payload, bits))
+
+    def _start_phase(self) -> None:
+        self.listening = False
+        self.pointer = 0
+        self.counts = dict.fromkeys(self.active, 0)
+        self.sums = dict.fromkeys(self.active, 0.0)
+
+
+class DemabServer(Agent):
+    """The central node: picks the best report, announces it, re-divides unbalanced splits."""
+
+    plays = False
+
+    def __init__(self, server_id: int, n_arms: int, horizon: int, n_agents: int):
+        super().__init__(server_id, n_arms, horizon, tuple(range(n_agents)))
+        self.n_agents = n_agents
+        self._reports: dict[int, tuple[int, float]] = {}
+        self._counts: dict[int, int] = {}
+        self._lists: dict[int, tuple[int, ...]] = {}
+        self.announced: list[int] = []  # every arm the server ever named best
+        self._waiting: list[int] = []
+        self._bits = index_bits(n_arms)
+
+    def select_arm(self) -> int:
+        raise RuntimeError("the DEMAB server plays no arm")
+
+    def observe(self, arm: int, reward: float) -> None:
+        raise RuntimeError("the DEMAB server plays no arm")
+
+    def receive(self, message: Message) -> None:
+        self._check_envelope(message)
+        payload = message.payload
+        if not isinstance(payload, tuple) or not payload:
+            raise InvalidMessage(f"server: malformed DEMAB payload {payload!r}")
+        kind = payload[0]
+        if kind == "report" and len(payload) == 3:
+            self._reports[message.sender] = (
+                self._check_arm(payload[1]),
+                self._check_reward(payload[2]),
+            )
+        elif (
+            kind == "count"
+            and len(payload) == 2
+            and isinstance(payload[1], int)
+            and 0 <= payload[1] <= self.n_arms
+        ):
+            self._counts[message.sender] = payload[1]
+        elif kind == "arms" and len(payload) == 2 and isinstance(payload[1], tuple):
+            self._lists[message.sender] = tuple(self._check_arm(a) for a in payload[1])
+        else:
+            raise InvalidMessage(f"server: unexpected DEMAB message {payload!r}")
+
+    def outgoing(self) -> list[Message]:
+        out: list[Message] = []
+        if self._reports:
+            arm, bound = max(self._reports.values(), key=lambda r: (r[1], -r[0]))
+            self._reports = {}
+            self.announced.append(arm)
+            out = [
+                Message(self.agent_id, n, ("best", arm, bound), self._bits + REWARD_BITS)
+                for n in range(self.n_agents)
+            ]
+        elif len(self._counts) == self.n_agents:
+            sizes = [self._counts[n] for n in range(self.n_agents)]
+            self._counts = {}
+            if unbalanced(sizes):
+                self._waiting = [n for n in range(self.n_agents) if sizes[n] > 0]
+                out = [Message(self.agent_id, n, ("send",), 1) for n in self._waiting]
+        elif self._lists and len(self._lists) == len(self._waiting):
+            arms = [a for n in sorted(self._lists) for a in self._lists[n]]
+            self._lists = {}
+            new = redivide(arms, self.n_agents)
+            out = [Message(self.agent_id, n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
+                   for n in range(self.n_agents)]  # fmt: skip
+        return out

@@ -1,0 +1,142 @@
+"""numba kernel for DEMAB: round-robin elimination per agent, server rounds at phase ends.
+
+Mirrors ``mamab.agents.demab`` operation for operation (same floating-point expressions, same
+tie rules, same message accounting); the equality test holds it to that.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+
+
+@njit(cache=True)
+def _bound(total, count, alpha, log_horizon, sign):
+    """mean ± sqrt(alpha·log T / n), as the reference computes it."""
+    return total / count + sign * math.sqrt(alpha * log_horizon / count)
+
+
+@njit(cache=True)
+def _eliminate(n, bound, active, size, count, total, alpha, log_horizon):
+    """Keep the slots whose upper bound is not below ``bound``; restart the cycle."""
+    kept = 0
+    for s in range(size[n]):
+        if not _bound(total[n, s], count[n, s], alpha, log_horizon, 1.0) < bound:
+            active[n, kept] = active[n, s]
+            count[n, kept] = count[n, s]
+            total[n, kept] = total[n, s]
+            kept += 1
+    size[n] = kept
+
+
+@njit(cache=True)
+def _best_lcb(n, active, size, count, total, alpha, log_horizon):
+    """(slot, lcb) of the largest lower bound; the lowest arm on ties (slots are sorted)."""
+    best, value = 0, -math.inf
+    for s in range(size[n]):
+        lcb = _bound(total[n, s], count[n, s], alpha, log_horizon, -1.0)
+        if lcb > value:
+            best, value = s, lcb
+    return best, value
+
+
+@njit(cache=True)
+def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
+                   counters, state):  # fmt: skip
+    """Reports, announcement, elimination, counts and (if unbalanced) re-division."""
+    n_agents = active.shape[0]
+    best_arm, best_bound = -1, -math.inf
+    for n in range(n_agents):  # round 1: reports
+        if size[n] == 0:
+            continue
+        slot, lcb = _best_lcb(n, active, size, count, total, alpha, log_horizon)
+        arm = active[n, slot]
+        counters[SENT, n] += 1
+        counters[BITS, n] += pair_bits
+        counters[ROUNDS, n] += 1
+        if lcb > best_bound or (lcb == best_bound and arm < best_arm):
+            best_arm, best_bound = arm, lcb
+    state[0] = best_arm
+    smallest, largest = active.shape[1] + 1, -1
+    for n in range(n_agents):  # round 2: announcement; round 3: counts
+        counters[RECV, n] += 1
+        counters[BITS_RECV, n] += pair_bits
+        _eliminate(n, best_bound, active, size, count, total, alpha, log_horizon)
+        counters[SENT, n] += 1
+        counters[BITS, n] += count_bits
+        counters[ROUNDS, n] += 1
+        smallest = min(smallest, size[n])
+        largest = max(largest, size[n])
+    if not largest > 2 * max(1, smallest):
+        return
+    remaining = np.zeros(active.shape[1] * n_agents, dtype=np.int64)
+    total_arms = 0
+    for n in range(n_agents):  # rounds 4-5: the server asks, agents with arms send their lists
+        if size[n] == 0:
+            continue
+        counters[RECV, n] += 1
+        counters[BITS_RECV, n] += 1
+        counters[SENT, n] += 1
+        counters[BITS, n] += max(1, size[n] * index_bits)
+        counters[ROUNDS, n] += 1
+        for s in range(size[n]):
+            remaining[total_arms] = active[n, s]
+            total_arms += 1
+    ordered = np.sort(remaining[:total_arms])
+    for n in range(n_agents):  # round 6: new sets, dealt round-robin in increasing arm order
+        size[n] = 0
+    for j in range(total_arms):
+        n = j % n_agents
+        active[n, size[n]] = ordered[j]
+        size[n] += 1
+    for n in range(n_agents):
+        counters[RECV, n] += 1
+        counters[BITS_RECV, n] += max(1, size[n] * index_bits)
+
+
+@njit(cache=True, nogil=True)
+def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
+                total, pointer, state, ends, stage_one, horizon, means, gaps, bernoulli, sigma, alpha,
+                index_bits, count_bits, trace, trace_out):  # fmt: skip
+    """Simulate ``noise.shape[0]`` steps of DEMAB. ``state`` = [announced arm, next end index]."""
+    n_agents = active.shape[0]
+    log_horizon = math.log(horizon)
+    pair_bits = index_bits + 64
+    for row in range(noise.shape[0]):
+        t = pos[STEP] + 1
+        for n in range(n_agents):
+            arm = active[n, pointer[n]] if size[n] > 0 else state[0]
+            if bernoulli:
+                reward = np.float64(noise[row, n] < means[arm])
+            else:
+                reward = means[arm] + sigma * noise[row, n]
+            regret[n] += gaps[arm]
+            if trace:
+                trace_out[pos[STEP], n] = arm
+            if size[n] == 0:
+                continue
+            slot = pointer[n]
+            count[n, slot] += 1
+            total[n, slot] += reward
+            pointer[n] += 1
+            if pointer[n] == size[n]:
+                pointer[n] = 0
+                if t <= stage_one:  # stage 1: eliminate locally after every full cycle
+                    _, top = _best_lcb(n, active, size, count, total, alpha, log_horizon)
+                    _eliminate(n, top, active, size, count, total, alpha, log_horizon)
+        if state[1] < ends.size and t == ends[state[1]]:
+            _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits,
+                           pair_bits, counters, state)  # fmt: skip
+            state[1] += 1
+            count[:, :] = 0  # the next phase starts with fresh samples
+            total[:, :] = 0.0
+            pointer[:] = 0
+        pos[STEP] += 1
+        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
+            recorded[:, pos[GRID]] = regret
+            recorded_bits[:, pos[GRID]] = counters[BITS]
+            pos[GRID] += 1
