@@ -39,6 +39,25 @@ class TestFullCommunication(_ByName, unittest.TestCase):
         return ["junk", (n_arms, 1.0), (-1, 0.0), (0, float("nan")), (0, "1"), (0,), (0, 1.0, 2)]
 
 
+class TestGosine(_ByName, unittest.TestCase):
+    algorithm = "gosine"
+
+    def malformed_payloads(self, message, n_arms):
+        return ["junk", ("pull", 1), ("arm",), ("arm", n_arms), ("arm", -1), ("arm", "3"), 5]
+
+
+class TestCoopUcb2(_ByName, unittest.TestCase):
+    algorithm = "coop-ucb2"
+    horizon = 150
+
+    def malformed_payloads(self, message, n_arms):
+        import numpy as np
+
+        good = np.zeros(n_arms)
+        return ["junk", (good,), (good, np.zeros(n_arms + 1)), (np.full(n_arms, -1.0), good),
+                (np.full(n_arms, np.nan), good), (good.astype(np.float32), good), ([0.0] * n_arms, good)]  # fmt: skip
+
+
 class TestDemab(_ByName, unittest.TestCase):
     algorithm = "demab"
     horizon = 600

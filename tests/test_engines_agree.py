@@ -59,6 +59,8 @@ test_lcc_ucb_relay = _property("lcc-ucb-relay")
 test_no_communication = _property("no-communication")
 test_full_communication = _property("full-communication")
 test_demab = _property("demab")
+test_gosine = _property("gosine")
+test_coop_ucb2 = _property("coop-ucb2")
 
 
 def test_every_algorithm_is_covered():
@@ -72,7 +74,7 @@ def test_every_algorithm_is_covered():
 
 def test_long_horizon_crosses_chunks_and_lazy_blocks():
     # T > the 4096-step noise chunk, late enough for long candidate blocks; paper-like shape.
-    for algorithm in ("lcc-ucb", "no-communication", "full-communication", "demab"):
+    for algorithm in ("lcc-ucb", "no-communication", "full-communication", "demab", "gosine"):
         assert_identical(Config(algorithm, agents=5, arms=60, horizon=12_000, seed=3))
 
 

@@ -32,7 +32,9 @@ def test_summary_rows_and_rerun_is_byte_identical(quick, tmp_path):
     out, _ = quick
     lines = (out / "summary.csv").read_text().splitlines()
     assert lines[0].startswith("experiment,figure,algorithm,agents,arms,horizon")
-    assert len(lines) == 1 + 27  # 3 complete panels × 4 algorithms + 3 sparse panels × 5
+    assert (
+        len(lines) == 1 + 33
+    )  # 3 complete panels × 4 algorithms + 3 sparse panels × 5 + 6 frontier
     second = tmp_path / "again"
     proc = subprocess.run([sys.executable, "-m", "mamab", "reproduce", "--quick", "--out", str(second), "--jobs", "1"],
                           capture_output=True, text=True, check=False)  # fmt: skip

@@ -182,3 +182,30 @@ def test_plot_of_a_directory_without_results(tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         main(["plot", str(tmp_path)])
     assert done.value.code == 2 and "no readable sweep results" in capsys.readouterr().err
+
+
+def test_pareto_frontier():
+    from mamab.plots import pareto
+
+    points = [("a", 0.0, 10.0, 0, 0), ("b", 5.0, 4.0, 0, 0), ("c", 6.0, 5.0, 0, 0), ("d", 100.0, 1.0, 0, 0),
+              ("e", 5.0, 4.0, 0, 0)]  # fmt: skip
+    assert pareto(points) == {"a", "b", "d", "e"}
+
+
+def test_frontier_command(spec_file, tmp_path, capsys):
+    out = tmp_path / "res"
+    run_sweep(load_spec(spec_file), out, jobs=1, progress=False)
+    with pytest.raises(SystemExit) as done:
+        main(["frontier", str(out)])
+    text = capsys.readouterr().out
+    assert done.value.code == 0
+    assert "(N, K) = (2, 9), complete" in text and "frontier" in text
+    rows = [
+        line
+        for line in text.splitlines()
+        if line.strip().startswith(("lcc-ucb ", "no-communication"))
+    ]
+    assert rows and all(
+        line.rstrip().endswith("yes") for line in rows if "no-communication" in line
+    )
+    assert (out / "figures" / "complete-frontier.png").is_file()

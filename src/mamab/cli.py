@@ -59,7 +59,7 @@ def cli() -> None:
     "--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation."
 )
 @click.option(
-    "--alpha", type=float, default=2.0, show_default=True, help="UCB exploration constant."
+    "--alpha", type=float, default=None, help="UCB exploration constant [default: 2; 4 for gosine]."
 )
 @click.option(
     "--engine",
@@ -89,7 +89,7 @@ def run(
     edge_prob: float | None,
     reward: str,
     sigma: float,
-    alpha: float,
+    alpha: float | None,
     engine: str,
     jobs: int | None,
     grid_points: int,
@@ -171,6 +171,29 @@ def plot(results_dir: Path, bounds: bool) -> None:
     drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds)
     for paths in drawn.values():
         click.echo(" ".join(str(p) for p in paths))
+
+
+@cli.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+def frontier(results_dir: Path) -> None:
+    """Regret against bits per agent for every configuration of a finished sweep (+ figures)."""
+    from mamab.experiments.aggregate import read_curves
+    from mamab.plots import draw_all, frontier_points, panels, pareto
+
+    results = read_curves(results_dir)
+    unique = list({r.config_id: r for r in results}.values())  # a config may serve several figures
+    for (n, k, graph, horizon), members in panels(unique).items():
+        points = frontier_points(members)
+        best = pareto(points)
+        click.echo(f"(N, K) = ({n}, {k}), {graph}, T = {horizon}")
+        click.echo(
+            f"  {'algorithm':<20} {'bits/agent':>12} {'regret/agent':>13} {'95% band':>22}  frontier"
+        )
+        for name, bits, regret, lo, hi in sorted(points, key=lambda p: p[1]):
+            band = f"[{lo:.1f}, {hi:.1f}]"
+            mark = "yes" if name in best else ""
+            click.echo(f"  {name:<20} {bits:>12.4g} {regret:>13.1f} {band:>22}  {mark}")
+    draw_all(results, results_dir)
 
 
 @cli.command()

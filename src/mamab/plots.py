@@ -100,6 +100,46 @@ def bits_figure(results: list[ConfigResult], title: str):
     return fig
 
 
+def frontier_points(members: list[ConfigResult]) -> list[tuple[str, float, float, float, float]]:
+    """(algorithm, median bits/agent, median regret, band low, band high) of one panel."""
+    points = []
+    for r in members:
+        med, lo, hi = median_band(r.final_regret.mean(axis=1))
+        bits = float(np.median(r.counters[1].mean(axis=1)))
+        points.append((r.config["algorithm"], bits, float(med), float(lo), float(hi)))
+    return points
+
+
+def pareto(points: list[tuple[str, float, float, float, float]]) -> set[str]:
+    """Algorithms no other beats on both regret and bits (ties do not dominate)."""
+    return {
+        name
+        for name, bits, regret, *_ in points
+        if not any(b <= bits and r <= regret and (b < bits or r < regret) for _, b, r, *_ in points)
+    }
+
+
+def frontier_figure(results: list[ConfigResult], title: str):
+    """Median final regret against median bits sent per agent, one panel per (N, K)."""
+    grouped = panels(results)
+    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
+    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+        points = frontier_points(members)
+        best = pareto(points)
+        for name, bits, regret, lo, hi in points:
+            ax.errorbar([bits], [regret], yerr=[[regret - lo], [hi - regret]], fmt="o", capsize=3,
+                        color=COLOURS.get(name), label=name + (" *" if name in best else ""))  # fmt: skip
+        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
+        ax.set_xlabel("bits sent per agent (0, then log scale)")
+        ax.set_ylabel("final regret per agent")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8, title="* on the frontier", title_fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def save(fig, path_stem: Path) -> list[Path]:
     """Write PNG and SVG beside each other; returns the paths."""
     paths = [path_stem.with_suffix(".png"), path_stem.with_suffix(".svg")]
@@ -110,7 +150,7 @@ def save(fig, path_stem: Path) -> list[Path]:
 
 
 def draw_all(results: list[ConfigResult], out: Path, bounds: bool = False) -> dict[str, list[Path]]:
-    """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB) and bits."""
+    """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB), bits, frontier."""
     directory = out / "figures"
     directory.mkdir(parents=True, exist_ok=True)
     drawn: dict[str, list[Path]] = {}
@@ -127,5 +167,9 @@ def draw_all(results: list[ConfigResult], out: Path, bounds: bool = False) -> di
             )
         drawn[f"{figure}-bits"] = save(
             bits_figure(members, f"{figure}: communication"), directory / f"{figure}-bits"
+        )
+        drawn[f"{figure}-frontier"] = save(
+            frontier_figure(members, f"{figure}: regret against communication"),
+            directory / f"{figure}-frontier",
         )
     return drawn

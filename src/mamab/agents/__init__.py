@@ -8,11 +8,16 @@ import numpy as np
 
 from mamab.agents.base import Agent, Message
 from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
+from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.demab import DemabAgent, DemabServer
+from mamab.agents.gosine import GosineAgent
 from mamab.agents.lcc import LccUcbAgent, RelayAgent
 from mamab.agents.ucb import UCB
 from mamab.demab_schedule import draw_permutation, initial_split
 from mamab.errors import ConfigError
+from mamab.gosine_schedule import draw_partners
+from mamab.gosine_schedule import initial_sets as gosine_sets
+from mamab.gosine_schedule import phase_ends as gosine_phase_ends
 from mamab.schedule import initial_block, k_prime
 from mamab.topology import Topology, server_star
 
@@ -21,11 +26,14 @@ __all__ = [
     "UCB",
     "Agent",
     "AlgorithmParams",
+    "CoopUcbAgent",
     "FullCommunicationAgent",
+    "GosineAgent",
     "LccUcbAgent",
     "Message",
     "NoCommunicationAgent",
     "RelayAgent",
+    "alpha_of",
     "check_algorithm",
     "lcc_shape",
     "make_agents",
@@ -39,8 +47,10 @@ ALGORITHMS = (
     "no-communication",
     "full-communication",
     "demab",
+    "gosine",
+    "coop-ucb2",
 )
-SPLITS_ARMS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "demab"})
+SPLITS_ARMS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "demab", "gosine"})
 CENTRAL_SERVER = frozenset({"demab"})  # talk through a server node N, not over the agents' graph
 NEEDS_CONNECTED = frozenset({"lcc-ucb-graph", "lcc-ucb-relay"})
 
@@ -49,19 +59,32 @@ NEEDS_CONNECTED = frozenset({"lcc-ucb-graph", "lcc-ucb-relay"})
 class AlgorithmParams:
     """Tunable constants; ``None`` means the paper's value, derived from the graph."""
 
-    alpha: float = 2.0
+    alpha: float | None = None  # UCB exploration constant: 2, or 4 for gosine (its paper's value)
     k_prime: int | None = None
     sub_epochs: int | None = None
+    gossip_exponent: float = 3.0  # gosine: phase j ends at t = ceil(j^exponent)
+    consensus_kappa: float = 1.0  # coop-ucb2: P = I - (kappa / max degree) L
 
     def __post_init__(self) -> None:
-        if not self.alpha > 0:
+        if self.alpha is not None and not self.alpha > 0:
             raise ConfigError(f"alpha must be positive, got {self.alpha}")
+        if not self.gossip_exponent > 1:
+            raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
+        if not 0 < self.consensus_kappa <= 1:
+            raise ConfigError(f"consensus kappa must lie in (0, 1], got {self.consensus_kappa}")
         for name in ("k_prime", "sub_epochs"):
             value = getattr(self, name)
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
             ):
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+def alpha_of(algorithm: str, params: AlgorithmParams) -> float:
+    """The exploration constant in force: the given one, else the algorithm's paper value."""
+    if params.alpha is not None:
+        return float(params.alpha)
+    return 4.0 if algorithm == "gosine" else 2.0
 
 
 def check_algorithm(algorithm: str, n_agents: int, n_arms: int) -> None:
@@ -113,20 +136,35 @@ def make_agents(
     params = params or AlgorithmParams()
     n = topology.n_agents
     check_algorithm(algorithm, n, n_arms)
+    alpha = alpha_of(algorithm, params)
+    if algorithm == "gosine":
+        ends = gosine_phase_ends(horizon, params.gossip_exponent)
+        draws = draw_partners(rng or np.random.default_rng(0), len(ends), n)
+        return [
+            GosineAgent(i, n_arms, horizon, topology.neighbours[i], *gosine_sets(i, n_arms, n), draws[:, i],
+                        alpha, params.gossip_exponent)
+            for i in range(n)
+        ]  # fmt: skip
+    if algorithm == "coop-ucb2":
+        return [
+            CoopUcbAgent(i, n_arms, horizon, topology.neighbours[i], n, topology.max_degree, alpha,
+                         params.consensus_kappa)
+            for i in range(n)
+        ]  # fmt: skip
     if algorithm == "demab":
         split = initial_split(draw_permutation(rng or np.random.default_rng(0), n_arms), n)
         players: list[Agent] = [
-            DemabAgent(i, n_arms, horizon, n, split[i], n, params.alpha) for i in range(n)
+            DemabAgent(i, n_arms, horizon, n, split[i], n, alpha) for i in range(n)
         ]
         return [*players, DemabServer(n, n_arms, horizon, n)]
     if algorithm == "no-communication":
         return [
-            NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha)
+            NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], alpha)
             for i in range(n)
         ]
     if algorithm == "full-communication":
         return [
-            FullCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], params.alpha)
+            FullCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], alpha)
             for i in range(n)
         ]
     kp, sub = lcc_shape(algorithm, topology, n_arms, params)
@@ -140,7 +178,7 @@ def make_agents(
             initial_arms=initial_block(i, n_arms, n),
             k_prime=kp,
             sub_epochs=sub,
-            alpha=params.alpha,
+            alpha=alpha,
         )
         if algorithm == "lcc-ucb-relay":
             agents.append(RelayAgent(**common, relay_rounds=max(1, topology.diameter), n_agents=n))

@@ -25,13 +25,15 @@ class UCB:
         self.means = dict.fromkeys(self.arms, 0.0)
         self.inv_sqrt = dict.fromkeys(self.arms, 0.0)
 
-    def select(self) -> int:
-        for arm in self.arms:
+    def select(self, among: tuple[int, ...] | None = None) -> int:
+        """The arm to play, from all arms or from ``among`` (sorted, a subset of them)."""
+        arms = self.arms if among is None else among
+        for arm in arms:
             if self.counts[arm] == 0:
                 return arm
         width = math.sqrt(self.alpha * math.log(self.samples + 1))
-        best, best_index = self.arms[0], -math.inf
-        for arm in self.arms:
+        best, best_index = arms[0], -math.inf
+        for arm in arms:
             index = self.means[arm] + width * self.inv_sqrt[arm]
             if index > best_index:
                 best, best_index = arm, index

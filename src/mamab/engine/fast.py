@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from mamab.agents import lcc_shape
+from mamab.agents import alpha_of, lcc_shape
 from mamab.config import Config
 from mamab.engine import kernels
 from mamab.instance import Instance
@@ -52,6 +52,10 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     """One run of ``config`` on ``instance`` with the numba kernels."""
     if config.algorithm == "demab":
         return run_demab(config, instance, grid, trace)
+    if config.algorithm == "gosine":
+        return run_gosine(config, instance, grid, trace)
+    if config.algorithm == "coop-ucb2":
+        return run_coop(config, instance, grid, trace)
     problem, graph = instance.problem, instance.topology
     n, k, horizon = config.agents, config.arms, config.horizon
     indptr, indices = graph.csr()
@@ -95,20 +99,11 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
             count, total, mean, inv_sqrt, cand, in_cand,
             untried, samples, n_cand, block_end, bound, block_width,
             slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
-            float(config.sigma), float(config.params.alpha),
+            float(config.sigma), alpha_of(config.algorithm, config.params),
             phases, block, indptr, indices, relay_rounds, message_bits,
             known, fresh, nxt, trace, trace_out,
         )  # fmt: skip
-    return RunResult(
-        run=instance.run,
-        regret=recorded,
-        bits=recorded_bits,
-        counts={name: counters[i] for i, name in enumerate(COUNTERS)},
-        means=problem.means,
-        diameter=graph.diameter if graph.is_connected else -1,
-        max_degree=graph.max_degree,
-        arms=trace_out if trace else None,
-    )
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
 
 
 def run_demab(
@@ -141,15 +136,88 @@ def run_demab(
         demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
                     total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
-                    float(config.params.alpha), index_bits(k), count_bits(k), trace, trace_out)  # fmt: skip
+                    alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, trace_out)  # fmt: skip
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
+
+
+def run_gosine(
+    config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
+) -> RunResult:
+    """One GosInE run: the same partner draws and initial sets as the reference agents."""
+    from mamab.engine.gosine_kernel import gosine_chunk
+    from mamab.gosine_schedule import draw_partners, initial_sets, phase_ends
+
+    problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
+    ends = phase_ends(horizon, config.params.gossip_exponent)
+    draws = draw_partners(instance.algorithm_rng(config.seed), len(ends), n)
+    sets = [initial_sets(i, k, n) for i in range(n)]
+    sticky = np.array([s for s, _ in sets], dtype=np.int64)
+    non_sticky = np.zeros((n, 2), dtype=np.int64)
+    n_non_sticky = np.array([len(ns) for _, ns in sets], dtype=np.int64)
+    for i, (_, ns) in enumerate(sets):
+        non_sticky[i, : len(ns)] = ns
+    active = np.zeros((n, sticky.shape[1] + 2), dtype=np.int64)
+    size = np.zeros(n, dtype=np.int64)
+    for i, (s, ns) in enumerate(sets):
+        arms = sorted((*s, *ns))
+        active[i, : len(arms)] = arms
+        size[i] = len(arms)
+    count, played = np.zeros((n, k), dtype=np.int64), np.zeros((n, k), dtype=np.int64)
+    total, mean, inv_sqrt = (np.zeros((n, k)) for _ in range(3))
+    regret, recorded = np.zeros(n), np.zeros((n, grid.size))
+    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
+    counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
+    pos, state = np.zeros(4, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
+    indptr, indices = instance.topology.csr()
+    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+        gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, count, total, mean,
+                     inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
+                     indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
+                     float(config.sigma), alpha_of("gosine", config.params), index_bits(k), trace,
+                     trace_out)  # fmt: skip
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
+
+
+def run_coop(
+    config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
+) -> RunResult:
+    """One coop-UCB2 run with the reference's consensus weights."""
+    from mamab.agents.coop import consensus_weights
+    from mamab.engine.coop_kernel import coop_chunk
+
+    problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
+    graph = instance.topology
+    weights = [
+        consensus_weights(int(d), graph.max_degree, config.params.consensus_kappa)
+        for d in graph.degrees
+    ]
+    weight = np.array([w for w, _ in weights])
+    self_weight = np.array([s for _, s in weights])
+    counts, sums, own_counts, own_sums = (np.zeros((n, k)) for _ in range(4))
+    regret, recorded = np.zeros(n), np.zeros((n, grid.size))
+    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
+    counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
+    pos = np.zeros(4, dtype=np.int64)
+    trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
+    indptr, indices = graph.csr()
+    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+        coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
+                   own_sums, weight, self_weight, indptr, indices, n, problem.means, problem.gaps,
+                   config.reward == "bernoulli", float(config.sigma), alpha_of("coop-ucb2", config.params),
+                   2 * k * REWARD_BITS, trace, trace_out)  # fmt: skip
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
+
+
+def _result(instance: Instance, recorded, recorded_bits, counters, arms) -> RunResult:
     topology = instance.topology
     return RunResult(
         run=instance.run,
         regret=recorded,
         bits=recorded_bits,
         counts={name: counters[i] for i, name in enumerate(COUNTERS)},
-        means=problem.means,
+        means=instance.problem.means,
         diameter=topology.diameter if topology.is_connected else -1,
         max_degree=topology.max_degree,
-        arms=trace_out if trace else None,
+        arms=arms,
     )

@@ -180,24 +180,29 @@ def read_curves(out: Path) -> list[ConfigResult]:
         finals = pq.read_table(out / "finals.parquet").to_pydict()
     except (OSError, pa.ArrowInvalid) as err:
         raise ConfigError(f"{out} holds no readable sweep results: {err}") from None
-    results: dict[str, ConfigResult] = {}
-    ids = np.array(curves["config_id"])
+    results: dict[tuple[str, str], ConfigResult] = {}
+    # a configuration may appear in several experiments (sharing task files): key by both
+    keys = np.char.add(
+        np.array(curves["experiment"], dtype=str), np.array(curves["config_id"], dtype=str)
+    )
+    f_keys = np.char.add(
+        np.array(finals["experiment"], dtype=str), np.array(finals["config_id"], dtype=str)
+    )
     runs, t = np.array(curves["run"]), np.array(curves["t"])
-    f_ids = np.array(finals["config_id"])
-    for cid in dict.fromkeys(curves["config_id"]):
-        rows = np.flatnonzero(ids == cid)
+    for key in dict.fromkeys(keys.tolist()):
+        rows = np.flatnonzero(keys == key)
         n_runs = int(runs[rows].max()) + 1
         grid = t[rows][: rows.size // n_runs]
         first = rows[0]
-        f_rows = np.flatnonzero(f_ids == cid)
+        f_rows = np.flatnonzero(f_keys == key)
         agents = int(curves["agents"][first])
         counters = np.stack(
             [np.array(finals[name])[f_rows].reshape(n_runs, agents) for name in COUNTERS]
         )
-        results[cid] = ConfigResult(
+        results[key] = ConfigResult(
             experiment=curves["experiment"][first],
             figure=curves["figure"][first],
-            config_id=cid,
+            config_id=curves["config_id"][first],
             config={
                 k: curves[k][first] for k in ("algorithm", "agents", "arms", "horizon", "graph")
             },

@@ -127,6 +127,19 @@ def sparse_claims(results: list[ConfigResult]) -> list[Claim]:
     return claims
 
 
+def frontier_lines(results: list[ConfigResult]) -> list[str]:
+    """Per panel, the algorithms on the regret–communication frontier (a finding, not a claim)."""
+    from mamab.plots import frontier_points, panels, pareto
+
+    lines = []
+    for (n, k, graph, _), members in panels(results).items():
+        best = pareto(frontier_points(members))
+        names = [r.config["algorithm"] for r in members if r.config["algorithm"] in best]
+        lines.append(f"- (N, K) = ({n}, {k}), {graph}: on the frontier (no other algorithm has both lower "
+                     f"median regret and fewer median bits): {', '.join(names)}")  # fmt: skip
+    return lines
+
+
 CLAIMS: dict[str, Callable[[list[ConfigResult]], list[Claim]]] = {
     "complete": complete_claims,
     "sparse": sparse_claims,
@@ -167,6 +180,7 @@ def render(
                 png = next(p for p in paths if p.suffix == ".png")
                 parts.append(f"![{key}]({png.relative_to(out).as_posix()})")
         parts += ["", figure_table(members), ""]
+        parts += ["Regret–communication frontier:", "", *frontier_lines(members), ""]
         claims = CLAIMS.get(figure, lambda _: [])(members)
         if claims:
             parts += ["Claims of the paper, checked on these numbers:", ""]

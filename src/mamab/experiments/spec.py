@@ -19,7 +19,7 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     edge_prob = 0.1            # optional, float or list (Erdős–Rényi; default 10/N)
     reward = "bernoulli"       # or "gaussian"
     sigma = 1.0
-    alpha = 2.0
+    alpha = 2.0                # optional; default 2 (4 for gosine)
 """
 
 from __future__ import annotations
@@ -171,7 +171,8 @@ def _parse_experiment(
             f"{where}.edge_prob", block.get("edge_prob", [None]), (float, int, type(None))
         ),
     }
-    params = AlgorithmParams(alpha=float(block.get("alpha", 2.0)))
+    alpha = block.get("alpha")
+    params = AlgorithmParams(alpha=None if alpha is None else float(alpha))
     configs = []
     for combo in itertools.product(*axes.values()):
         values = dict(zip(axes, combo, strict=True))

@@ -1,0 +1,90 @@
+"""GosInE (Chawla, Sankararaman, Ganesh, Shakkottai, AISTATS 2020), gossip insert-eliminate.
+
+An agent plays UCB (alpha = 4, global t, statistics of every arm kept for the whole run) over
+its sticky arms S_n plus two non-sticky slots. Phase j ends at t = ceil(j^3); then it asks one
+uniformly random neighbour for the arm that neighbour played most in the phase, and if that arm
+is new to it, the arm replaces its less-played non-sticky arm of the phase.
+"""
+
+from __future__ import annotations
+
+from mamab.agents.base import Agent, Message
+from mamab.agents.ucb import UCB
+from mamab.errors import InvalidMessage
+from mamab.gosine_schedule import partner, phase_ends
+from mamab.schedule import index_bits
+
+REQUEST_BITS = 1
+
+
+class GosineAgent(Agent):
+    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...],
+                 sticky: tuple[int, ...], non_sticky: tuple[int, ...], draws, alpha: float = 4.0,
+                 exponent: float = 3.0):  # fmt: skip
+        super().__init__(agent_id, n_arms, horizon, neighbours)
+        self.sticky = tuple(sticky)
+        self.non_sticky = list(non_sticky)
+        self.ucb = UCB(range(n_arms), alpha)
+        self.ends = phase_ends(horizon, exponent).tolist()
+        self.draws = [float(u) for u in draws]  # one uniform per phase, from the run's stream
+        self.phase = 0
+        self.t = 0
+        self.played: dict[int, int] = {}
+        self.listening = False
+        self._requests: list[int] = []
+        self._outbox: list[Message] = []
+
+    @property
+    def active(self) -> tuple[int, ...]:
+        return tuple(sorted({*self.sticky, *self.non_sticky}))
+
+    def select_arm(self) -> int:
+        if self.listening:
+            self.listening = False
+            self.played = {}
+        return self.ucb.select(self.active)
+
+    def observe(self, arm: int, reward: float) -> None:
+        self.ucb.update(arm, reward)
+        self.played[arm] = self.played.get(arm, 0) + 1
+        self.t += 1
+        if self.phase < len(self.ends) and self.t == self.ends[self.phase]:
+            self.listening = True
+            if self.neighbours:
+                asked = self.neighbours[partner(self.draws[self.phase], len(self.neighbours))]
+                self._outbox = [Message(self.agent_id, asked, ("pull",), REQUEST_BITS)]
+            self.phase += 1
+
+    def most_played(self) -> int:
+        """This phase's most-played arm; the lowest index on ties."""
+        return max(self.active, key=lambda a: (self.played.get(a, 0), -a))
+
+    def outgoing(self) -> list[Message]:
+        out, self._outbox = self._outbox, []
+        if self._requests:
+            best = self.most_played()
+            out += [
+                Message(self.agent_id, v, ("arm", best), index_bits(self.n_arms))
+                for v in self._requests
+            ]
+            self._requests = []
+        return out
+
+    def receive(self, message: Message) -> None:
+        self._check_envelope(message)
+        payload = message.payload
+        if not self.listening:
+            raise InvalidMessage(f"agent {self.agent_id}: message outside a communication window")
+        if payload == ("pull",):
+            self._requests.append(message.sender)
+        elif isinstance(payload, tuple) and len(payload) == 2 and payload[0] == "arm":
+            self._insert(self._check_arm(payload[1]))
+        else:
+            raise InvalidMessage(f"agent {self.agent_id}: unexpected GosInE message {payload!r}")
+
+    def _insert(self, arm: int) -> None:
+        """Replace the less-played non-sticky arm of the phase (the higher index on ties)."""
+        if arm in self.active or not self.non_sticky:
+            return
+        out = max(self.non_sticky, key=lambda a: (-self.played.get(a, 0), a))
+        self.non_sticky[self.non_sticky.index(out)] = arm

@@ -1,0 +1,73 @@
+"""numba kernel for coop-UCB2: UCB on running-consensus estimates, 2K numbers per edge per step.
+
+Mirrors ``mamab.agents.coop`` operation for operation (same expressions, neighbours added in
+increasing id, as the reference host delivers them); the equality test holds it to that.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+
+
+@njit(cache=True, nogil=True)
+def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
+               own_sums, weight, self_weight, indptr, indices, n_agents_total, means, gaps, bernoulli,
+               sigma, alpha, message_bits, trace, trace_out):  # fmt: skip
+    """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
+    n_agents, n_arms = counts.shape
+    for row in range(noise.shape[0]):
+        t = pos[STEP] + 1
+        log_t = math.log(t)
+        extra = math.sqrt(log_t)
+        for n in range(n_agents):
+            arm = -1
+            for i in range(n_arms):
+                if counts[n, i] == 0.0:
+                    arm = i
+                    break
+            if arm < 0:
+                value = -math.inf
+                for i in range(n_arms):
+                    c = counts[n, i]
+                    index = sums[n, i] / c + math.sqrt(
+                        alpha * (c + extra) / (n_agents_total * c) * log_t / c
+                    )
+                    if index > value:
+                        arm, value = i, index
+            if bernoulli:
+                reward = np.float64(noise[row, n] < means[arm])
+            else:
+                reward = means[arm] + sigma * noise[row, n]
+            regret[n] += gaps[arm]
+            if trace:
+                trace_out[pos[STEP], n] = arm
+            own_counts[n, :] = counts[n, :]
+            own_sums[n, :] = sums[n, :]
+            own_counts[n, arm] += 1.0
+            own_sums[n, arm] += reward
+        for n in range(n_agents):  # consensus: own share first, then neighbours by increasing id
+            for i in range(n_arms):
+                counts[n, i] = self_weight[n] * own_counts[n, i]
+                sums[n, i] = self_weight[n] * own_sums[n, i]
+            degree = indptr[n + 1] - indptr[n]
+            if degree > 0:
+                counters[SENT, n] += degree
+                counters[BITS, n] += degree * message_bits
+                counters[ROUNDS, n] += 1
+            for e in range(indptr[n], indptr[n + 1]):
+                j = indices[e]
+                counters[RECV, n] += 1
+                counters[BITS_RECV, n] += message_bits
+                for i in range(n_arms):
+                    counts[n, i] = counts[n, i] + weight[n] * own_counts[j, i]
+                    sums[n, i] = sums[n, i] + weight[n] * own_sums[j, i]
+        pos[STEP] += 1
+        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
+            recorded[:, pos[GRID]] = regret
+            recorded_bits[:, pos[GRID]] = counters[BITS]
+            pos[GRID] += 1

@@ -1,0 +1,126 @@
+"""numba kernel for GosInE: UCB over sticky + non-sticky arms, pull-gossip at t = ceil(j^3).
+
+Mirrors ``mamab.agents.gosine`` operation for operation; the equality test holds it to that.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+
+
+@njit(cache=True)
+def _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size):
+    """active[n] = sorted(sticky ∪ non-sticky)."""
+    m = 0
+    for arm in sticky[n]:
+        active[n, m] = arm
+        m += 1
+    for j in range(n_non_sticky[n]):
+        active[n, m] = non_sticky[n, j]
+        m += 1
+    active[n, :m] = np.sort(active[n, :m])
+    size[n] = m
+
+
+@njit(cache=True)
+def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sticky, n_non_sticky,
+            index_bits, counters, asked, requests, reply):  # fmt: skip
+    """Round 1: each agent asks a random neighbour; round 2: replies; then insert-eliminate."""
+    n_agents = active.shape[0]
+    requests[:] = 0
+    for n in range(n_agents):
+        degree = indptr[n + 1] - indptr[n]
+        asked[n] = -1
+        if degree == 0:
+            continue
+        p = indices[indptr[n] + min(int(draws[phase, n] * degree), degree - 1)]
+        asked[n] = p
+        counters[SENT, n] += 1
+        counters[BITS, n] += 1
+        counters[ROUNDS, n] += 1
+        counters[RECV, p] += 1
+        counters[BITS_RECV, p] += 1
+        requests[p] += 1
+    for p in range(n_agents):  # the phase's most-played arm, lowest index on ties
+        best = active[p, 0]
+        for s in range(1, size[p]):
+            if played[p, active[p, s]] > played[p, best]:
+                best = active[p, s]
+        reply[p] = best
+        if requests[p] > 0:
+            counters[SENT, p] += requests[p]
+            counters[BITS, p] += requests[p] * index_bits
+            counters[ROUNDS, p] += 1
+    for n in range(n_agents):
+        if asked[n] < 0:
+            continue
+        counters[RECV, n] += 1
+        counters[BITS_RECV, n] += index_bits
+        arm = reply[asked[n]]
+        present = False
+        for s in range(size[n]):
+            present |= active[n, s] == arm
+        if present or n_non_sticky[n] == 0:
+            continue
+        out = 0  # the less-played non-sticky arm; the higher index on ties
+        for j in range(1, n_non_sticky[n]):
+            a, b = non_sticky[n, j], non_sticky[n, out]
+            if played[n, a] < played[n, b] or (played[n, a] == played[n, b] and a > b):
+                out = j
+        non_sticky[n, out] = arm
+    for n in range(n_agents):
+        _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size)
+
+
+@njit(cache=True, nogil=True)
+def gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, count, total, mean,
+                 inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
+                 indptr, indices, means, gaps, bernoulli, sigma, alpha, index_bits, trace, trace_out):  # fmt: skip
+    """Simulate ``noise.shape[0]`` steps of GosInE. ``state`` = [next phase index]."""
+    n_agents = active.shape[0]
+    asked = np.zeros(n_agents, dtype=np.int64)
+    requests = np.zeros(n_agents, dtype=np.int64)
+    reply = np.zeros(n_agents, dtype=np.int64)
+    for row in range(noise.shape[0]):
+        width = math.sqrt(alpha * math.log(pos[STEP] + 1))  # every agent has seen t-1 samples
+        for n in range(n_agents):
+            arm = -1
+            for s in range(size[n]):  # untried arms first, in increasing order
+                if count[n, active[n, s]] == 0:
+                    arm = active[n, s]
+                    break
+            if arm < 0:
+                value = -math.inf
+                for s in range(size[n]):
+                    a = active[n, s]
+                    index = mean[n, a] + width * inv_sqrt[n, a]
+                    if index > value:
+                        arm, value = a, index
+            if bernoulli:
+                reward = np.float64(noise[row, n] < means[arm])
+            else:
+                reward = means[arm] + sigma * noise[row, n]
+            c = count[n, arm] + 1
+            count[n, arm] = c
+            total[n, arm] += reward
+            mean[n, arm] = total[n, arm] / c
+            inv_sqrt[n, arm] = 1.0 / math.sqrt(c)
+            played[n, arm] += 1
+            regret[n] += gaps[arm]
+            if trace:
+                trace_out[pos[STEP], n] = arm
+        pos[STEP] += 1
+        if state[0] < ends.size and pos[STEP] == ends[state[0]]:
+            _gossip(state[0], draws, indptr, indices, active, size, played, sticky, non_sticky,
+                    n_non_sticky, index_bits, counters, asked, requests, reply)  # fmt: skip
+            state[0] += 1
+            played[:, :] = 0
+        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
+            recorded[:, pos[GRID]] = regret
+            recorded_bits[:, pos[GRID]] = counters[BITS]
+            pos[GRID] += 1
