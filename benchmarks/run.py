@@ -17,6 +17,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -187,6 +188,48 @@ def peak_memory(scale: float) -> str:
             f"2 threads: peak resident memory **{peak_mib:.0f} MiB**, {seconds:.0f} s wall.")  # fmt: skip
 
 
+def dask_speedup(scale: float) -> str:
+    """A sweep on a local Dask cluster of 2 single-threaded workers against the local runner."""
+    import tempfile
+
+    from distributed import Client, LocalCluster
+
+    from mamab.experiments.dask_executor import DaskExecutor
+    from mamab.experiments.runner import run_sweep
+    from mamab.experiments.spec import parse_spec
+
+    spec = parse_spec({
+        "name": "bench", "seed": 0, "runs": 8, "runs_per_task": 2, "grid_points": 50,
+        "experiments": [{"name": "e", "algorithms": ["lcc-ucb", "no-communication", "gosine"],
+                         "agents": 10, "arms": 100, "horizon": int(100_000 * scale)}],
+    })  # fmt: skip
+    steps = sum(c.agents * c.horizon * c.runs for _, c in spec.configs)
+    for _, config in spec.configs:  # load compiled kernels here, as the workers do below
+        simulate(Config(config.algorithm, agents=2, arms=4, horizon=20))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, kwargs in (
+            ("local runner, 1 job", {"jobs": 1}),
+            ("local runner, 2 jobs", {"jobs": 2}),
+        ):
+            start = time.perf_counter()
+            run_sweep(spec, Path(tmp) / label.replace(" ", "-"), progress=False, **kwargs)
+            rows.append((label, time.perf_counter() - start))
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:  # fmt: skip
+            client.run(
+                lambda: simulate(Config("lcc-ucb", agents=2, arms=4, horizon=20))
+            )  # warm the workers
+            start = time.perf_counter()
+            run_sweep(
+                spec, Path(tmp) / "dask", executor=DaskExecutor(client=client), progress=False
+            )
+            rows.append(("Dask, 2 local workers", time.perf_counter() - start))
+    base = rows[0][1]
+    return table(["runner", "wall time", "M agent-steps/s", "speed-up vs 1 job"],
+                 [[label, f"{sec:.1f} s", f"{steps / sec / 1e6:.1f}", f"{base / sec:.2f}×"] for label, sec in rows])  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -206,6 +249,7 @@ def main() -> None:
         ("Peer library", lambda: peer(args.smpy_python, scale)),
         ("Scaling of lcc-ucb with N, K and T", lambda: scaling(scale, big=not args.quick)),
         ("Peak memory", lambda: peak_memory(scale)),
+        ("Dask: 2 local workers against the local runner", lambda: dask_speedup(scale)),
     ]:
         start = time.perf_counter()
         body = section()

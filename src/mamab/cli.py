@@ -142,19 +142,45 @@ def _print_summary(rows: list[dict[str, str]]) -> None:
                    f"{float(r['bits_sent_per_agent_median']):>12.4g}")  # fmt: skip
 
 
+def executor_options(command):
+    """--executor, --scheduler and --shared, shared by the commands that run sweeps."""
+    command = click.option("--shared", is_flag=True,
+                           help="Dask workers write task files into OUT themselves (same path on all).")(command)  # fmt: skip
+    command = click.option(
+        "--scheduler", default=None, help="Dask scheduler address, tcp://HOST:PORT."
+    )(command)
+    command = click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
+                           show_default=True, help="Where tasks run.")(command)  # fmt: skip
+    return command
+
+
+def make_executor(executor: str, jobs: int | None, scheduler: str | None, shared: bool):
+    from mamab.experiments.executors import LocalExecutor
+
+    if executor == "dask":
+        from mamab.experiments.dask_executor import DaskExecutor
+
+        return DaskExecutor(scheduler=scheduler, shared=shared)
+    if scheduler or shared:
+        raise ConfigError("--scheduler and --shared go with --executor dask")
+    return LocalExecutor(jobs)
+
+
 @cli.command()
 @click.argument("config_file", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Results directory [default: ./<sweep name>-results].")  # fmt: skip
 @JOBS
-@click.option("--executor", type=click.Choice(["local"]), default="local", show_default=True)
-def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str) -> None:
+@executor_options
+def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, scheduler: str | None,
+          shared: bool) -> None:  # fmt: skip
     """Run every configuration of a sweep TOML file; rerunning resumes where it stopped."""
     from mamab.experiments import load_spec
     from mamab.experiments.runner import run_sweep
 
     spec = load_spec(config_file)
-    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), jobs=jobs)
+    runner = make_executor(executor, jobs, scheduler, shared)
+    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), executor=runner)
     _print_summary(outcome.summary)
     click.echo(f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
                f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s")  # fmt: skip
@@ -205,13 +231,16 @@ def frontier(results_dir: Path) -> None:
 )
 @JOBS
 @click.option("--bounds", is_flag=True, help="Overlay the theory's regret bounds on the figures.")
-def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool) -> None:
+@executor_options
+def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool, executor: str, scheduler: str | None,
+              shared: bool) -> None:  # fmt: skip
     """Rerun the paper's evaluation: figures, summary.csv and report.md in OUT."""
     from mamab.experiments import load_preset
     from mamab.experiments.reproduce import reproduce as run_reproduction
 
+    runner = make_executor(executor, jobs, scheduler, shared)
     report = run_reproduction(
-        load_preset("paper-quick" if quick else "paper"), out, jobs=jobs, bounds=bounds
+        load_preset("paper-quick" if quick else "paper"), out, executor=runner, bounds=bounds
     )
     _print_summary(report.summary)
     click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import zipfile
 from dataclasses import dataclass
@@ -72,8 +73,8 @@ def split(experiment: str, config: Config, runs_per_task: int) -> list[Task]:
     return tasks
 
 
-def run_task(task: Task, out: Path) -> int:
-    """Simulate a task (one thread) and write its file atomically; returns its agent-steps."""
+def compute_task(task: Task) -> bytes:
+    """Simulate a task (one thread) and return its file's bytes: what a remote worker ships back."""
     result = simulate(task.config, engine="fast", jobs=1)
     arrays = {
         "grid": result.grid,
@@ -88,14 +89,21 @@ def run_task(task: Task, out: Path) -> int:
     meta = json.dumps(
         {"format": FORMAT, "task": task.name, "config": task.config.to_dict()}, sort_keys=True
     )
+    buffer = io.BytesIO()
+    np.savez(buffer, meta=np.array(meta), **arrays)
+    return buffer.getvalue()
+
+
+def write_task(task: Task, out: Path, content: bytes) -> None:
+    """Store a task's bytes atomically (rewriting the same task gives the same file)."""
     path = task.path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda tmp: tmp.write_bytes(content))
 
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as handle:
-            np.savez(handle, meta=np.array(meta), **arrays)
 
-    atomic_write(path, write)
+def run_task(task: Task, out: Path) -> int:
+    """Compute a task and write its file under ``out``; returns its agent-steps."""
+    write_task(task, out, compute_task(task))
     return task.agent_steps
 
 
