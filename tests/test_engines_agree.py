@@ -28,6 +28,7 @@ def configs(draw, algorithm: str) -> Config:
         edge_prob=draw(st.sampled_from([None, 0.4, 1.0])),
         params=AlgorithmParams(alpha=draw(st.sampled_from([0.5, 2.0, 4.0]))),
         grid_points=draw(st.integers(1, 50)),
+        loss=draw(st.sampled_from([0.0, 0.0, 0.25, 0.7, 1.0])),
     )
 
 

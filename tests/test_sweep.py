@@ -61,12 +61,15 @@ def test_spec_expands_the_grid(spec_file):
 
 def test_presets_load():
     paper = load_preset("paper")
-    assert {(c.agents, c.arms, c.horizon) for _, c in paper.configs} == {
+    figures = {e.name: e for e in paper.experiments}
+    assert {(c.agents, c.arms, c.horizon) for name, c in paper.configs if name not in ("frontier", "loss")} == {
         (10, 100, 100_000), (20, 100, 100_000), (10, 200, 100_000),
         (100, 250, 50_000), (150, 250, 50_000), (100, 500, 50_000),
     }  # fmt: skip
     assert paper.runs == 30
     assert {c.graph for _, c in paper.configs if c.agents >= 100} == {"erdos-renyi"}
+    assert {c.loss for c in figures["loss"].configs} == {0.0, 0.1, 0.3, 0.5, 0.7, 0.9}
+    assert "demab" in {c.algorithm for c in figures["complete"].configs}
 
 
 def test_resume_after_interruption_and_corruption_is_byte_identical(spec_file, tmp_path):

@@ -77,6 +77,8 @@ def cli() -> None:
 @click.option(
     "--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records."
 )
+@click.option("--loss", type=float, default=0.0, show_default=True,
+              help="Probability that each message is lost, independently.")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 def run(
     algorithm: str,
@@ -93,6 +95,7 @@ def run(
     engine: str,
     jobs: int | None,
     grid_points: int,
+    loss: float,
     out: Path | None,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
@@ -108,6 +111,7 @@ def run(
         graph=graph,
         edge_prob=edge_prob,
         params=AlgorithmParams(alpha=alpha),
+        loss=loss,
         grid_points=grid_points,
     )
     if out is not None and out.exists() and not out.is_dir():

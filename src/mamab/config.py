@@ -41,6 +41,7 @@ class Config:
     params: AlgorithmParams = field(default_factory=AlgorithmParams)
     grid_points: int = 200
     first_run: int = 0
+    loss: float = 0.0  # probability that any one message is lost, independently
 
     def __post_init__(self) -> None:
         for name in ("agents", "arms", "horizon", "runs", "grid_points"):
@@ -62,6 +63,12 @@ class Config:
             )
         if self.edge_prob is not None:
             check_edge_prob(self.edge_prob)
+        if (
+            isinstance(self.loss, bool)
+            or not isinstance(self.loss, int | float)
+            or not 0 <= self.loss <= 1
+        ):
+            raise ConfigError(f"loss must be a probability in [0, 1], got {self.loss!r}")
         if self.means is not None:
             means = tuple(float(m) for m in self.means)
             if len(means) != self.arms:

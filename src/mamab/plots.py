@@ -17,7 +17,7 @@ from mamab.stats import median_band
 
 COLOURS = {
     "lcc-ucb": "tab:blue",
-    "lcc-ucb-graph": "tab:blue",
+    "lcc-ucb-graph": "tab:cyan",
     "lcc-ucb-relay": "tab:purple",
     "full-communication": "tab:green",
     "no-communication": "tab:red",
@@ -140,6 +140,38 @@ def frontier_figure(results: list[ConfigResult], title: str):
     return fig
 
 
+def loss_figure(results: list[ConfigResult], title: str):
+    """Median final regret per agent against the message-loss probability, with 95% bands."""
+    grouped = panels(results)
+    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
+    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+        for algorithm in dict.fromkeys(r.config["algorithm"] for r in members):
+            series = sorted(
+                (r for r in members if r.config["algorithm"] == algorithm),
+                key=lambda r: r.config["loss"],
+            )
+            q = [r.config["loss"] for r in series]
+            bands = [median_band(r.final_regret.mean(axis=1)) for r in series]
+            colour = COLOURS.get(algorithm)
+            ax.plot(q, [b[0] for b in bands], marker="o", label=algorithm, color=colour)
+            ax.fill_between(
+                q,
+                [b[1] for b in bands],
+                [b[2] for b in bands],
+                alpha=0.25,
+                color=colour,
+                linewidth=0,
+            )
+        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
+        ax.set_xlabel("probability that a message is lost")
+        ax.set_ylabel("final regret per agent")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def save(fig, path_stem: Path) -> list[Path]:
     """Write PNG and SVG beside each other; returns the paths."""
     paths = [path_stem.with_suffix(".png"), path_stem.with_suffix(".svg")]
@@ -156,6 +188,10 @@ def draw_all(results: list[ConfigResult], out: Path, bounds: bool = False) -> di
     drawn: dict[str, list[Path]] = {}
     for figure in dict.fromkeys(r.figure for r in results):
         members = [r for r in results if r.figure == figure]
+        if len({r.config.get("loss", 0.0) for r in members}) > 1:  # a loss sweep: regret against q
+            drawn[f"{figure}-loss"] = save(loss_figure(members, f"{figure}: regret under message loss"),
+                                           directory / f"{figure}-loss")  # fmt: skip
+            continue
         drawn[f"{figure}-regret"] = save(regret_figure(members, f"{figure}: regret", bounds=bounds),
                                          directory / f"{figure}-regret")  # fmt: skip
         if any(r.config["algorithm"] == "demab" for r in members):

@@ -9,7 +9,16 @@ import numpy as np
 from mamab.config import Config
 from mamab.seeding import STREAMS
 
-COUNTERS = ("messages_sent", "bits_sent", "messages_received", "bits_received", "rounds")
+# sent counts include lost messages (their bits were spent); received counts only delivered ones
+COUNTERS = (
+    "messages_sent",
+    "bits_sent",
+    "messages_received",
+    "bits_received",
+    "rounds",
+    "messages_lost",
+    "bits_lost",
+)
 
 
 @dataclass

@@ -174,6 +174,7 @@ class DemabServer(Agent):
             raise InvalidMessage(f"server: unexpected DEMAB message {payload!r}")
 
     def outgoing(self) -> list[Message]:
+        """Act on what arrived in the last round; under message loss, act on what did arrive."""
         out: list[Message] = []
         if self._reports:
             arm, bound = max(self._reports.values(), key=lambda r: (r[1], -r[0]))
@@ -183,16 +184,19 @@ class DemabServer(Agent):
                 Message(self.agent_id, n, ("best", arm, bound), self._bits + REWARD_BITS)
                 for n in range(self.n_agents)
             ]
-        elif len(self._counts) == self.n_agents:
-            sizes = [self._counts[n] for n in range(self.n_agents)]
+        elif self._counts:
+            complete = len(self._counts) == self.n_agents  # re-divide only knowing every set's size
+            sizes = [self._counts.get(n, 0) for n in range(self.n_agents)]
             self._counts = {}
-            if unbalanced(sizes):
+            if complete and unbalanced(sizes):
                 self._waiting = [n for n in range(self.n_agents) if sizes[n] > 0]
                 out = [Message(self.agent_id, n, ("send",), 1) for n in self._waiting]
-        elif self._lists and len(self._lists) == len(self._waiting):
+        elif self._lists:
+            complete = len(self._lists) == len(self._waiting)  # a lost list would lose its arms
             arms = [a for n in sorted(self._lists) for a in self._lists[n]]
             self._lists = {}
-            new = redivide(arms, self.n_agents)
-            out = [Message(self.agent_id, n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
-                   for n in range(self.n_agents)]  # fmt: skip
+            if complete:
+                new = redivide(arms, self.n_agents)
+                out = [Message(self.agent_id, n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
+                       for n in range(self.n_agents)]  # fmt: skip
         return out

@@ -11,13 +11,14 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+from mamab.engine.kernels import BITS, BITS_LOST, BITS_RECV, GRID, LOST, RECV, ROUNDS, SENT, STEP
+from mamab.faults import lost
 
 
 @njit(cache=True, nogil=True)
 def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
                own_sums, weight, self_weight, indptr, indices, n_agents_total, means, gaps, bernoulli,
-               sigma, alpha, message_bits, trace, trace_out):  # fmt: skip
+               sigma, alpha, message_bits, trace, trace_out, loss, fault_key):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
     n_agents, n_arms = counts.shape
     for row in range(noise.shape[0]):
@@ -61,6 +62,10 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
                 counters[ROUNDS, n] += 1
             for e in range(indptr[n], indptr[n + 1]):
                 j = indices[e]
+                if lost(loss, fault_key, t, 0, j, n):  # j's estimates never reach n
+                    counters[LOST, j] += 1
+                    counters[BITS_LOST, j] += message_bits
+                    continue
                 counters[RECV, n] += 1
                 counters[BITS_RECV, n] += message_bits
                 for i in range(n_arms):

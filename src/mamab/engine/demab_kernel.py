@@ -11,7 +11,8 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+from mamab.engine.kernels import BITS, BITS_LOST, BITS_RECV, GRID, LOST, RECV, ROUNDS, SENT, STEP
+from mamab.faults import lost
 
 
 @njit(cache=True)
@@ -46,11 +47,16 @@ def _best_lcb(n, active, size, count, total, alpha, log_horizon):
 
 @njit(cache=True)
 def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
-                   counters, state):  # fmt: skip
-    """Reports, announcement, elimination, counts and (if unbalanced) re-division."""
+                   counters, state, loss, fault_key, step):  # fmt: skip
+    """Reports, announcement, elimination, counts and (if unbalanced) re-division.
+
+    Round r of this exchange sends message (step, r, sender, receiver); the server is node N.
+    Under message loss every step acts only on what arrived, as the reference server does.
+    """
     n_agents = active.shape[0]
+    server = n_agents
     best_arm, best_bound = -1, -math.inf
-    for n in range(n_agents):  # round 1: reports
+    for n in range(n_agents):  # round 0: reports
         if size[n] == 0:
             continue
         slot, lcb = _best_lcb(n, active, size, count, total, alpha, log_horizon)
@@ -58,42 +64,73 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
         counters[SENT, n] += 1
         counters[BITS, n] += pair_bits
         counters[ROUNDS, n] += 1
+        if lost(loss, fault_key, step, 0, n, server):
+            counters[LOST, n] += 1
+            counters[BITS_LOST, n] += pair_bits
+            continue
         if lcb > best_bound or (lcb == best_bound and arm < best_arm):
             best_arm, best_bound = arm, lcb
+    if best_arm < 0:
+        return  # no report arrived: the server has nothing to announce
     state[0] = best_arm
+    counted = 0
     smallest, largest = active.shape[1] + 1, -1
-    for n in range(n_agents):  # round 2: announcement; round 3: counts
+    for n in range(n_agents):  # round 1: announcement; round 2: counts
+        if lost(loss, fault_key, step, 1, server, n):
+            continue
+        state[2 + n] = best_arm
         counters[RECV, n] += 1
         counters[BITS_RECV, n] += pair_bits
         _eliminate(n, best_bound, active, size, count, total, alpha, log_horizon)
         counters[SENT, n] += 1
         counters[BITS, n] += count_bits
         counters[ROUNDS, n] += 1
+        if lost(loss, fault_key, step, 2, n, server):
+            counters[LOST, n] += 1
+            counters[BITS_LOST, n] += count_bits
+            continue
+        counted += 1
         smallest = min(smallest, size[n])
         largest = max(largest, size[n])
-    if not largest > 2 * max(1, smallest):
-        return
+    if counted < n_agents or not largest > 2 * max(1, smallest):
+        return  # re-divide only knowing every set's size
     remaining = np.zeros(active.shape[1] * n_agents, dtype=np.int64)
     total_arms = 0
-    for n in range(n_agents):  # rounds 4-5: the server asks, agents with arms send their lists
+    complete = True
+    for n in range(n_agents):  # round 3: the server asks agents with arms; round 4: their lists
         if size[n] == 0:
+            continue
+        if lost(loss, fault_key, step, 3, server, n):
+            complete = False
             continue
         counters[RECV, n] += 1
         counters[BITS_RECV, n] += 1
+        bits = max(1, size[n] * index_bits)
         counters[SENT, n] += 1
-        counters[BITS, n] += max(1, size[n] * index_bits)
+        counters[BITS, n] += bits
         counters[ROUNDS, n] += 1
+        if lost(loss, fault_key, step, 4, n, server):
+            counters[LOST, n] += 1
+            counters[BITS_LOST, n] += bits
+            complete = False
+            continue
         for s in range(size[n]):
             remaining[total_arms] = active[n, s]
             total_arms += 1
+    if not complete:
+        return  # a missing list would lose its arms: keep the current split
     ordered = np.sort(remaining[:total_arms])
-    for n in range(n_agents):  # round 6: new sets, dealt round-robin in increasing arm order
-        size[n] = 0
-    for j in range(total_arms):
+    fresh = np.zeros_like(active)
+    fresh_size = np.zeros(n_agents, dtype=np.int64)
+    for j in range(total_arms):  # round 5: new sets, dealt round-robin in increasing arm order
         n = j % n_agents
-        active[n, size[n]] = ordered[j]
-        size[n] += 1
+        fresh[n, fresh_size[n]] = ordered[j]
+        fresh_size[n] += 1
     for n in range(n_agents):
+        if lost(loss, fault_key, step, 5, server, n):
+            continue  # this agent keeps its old set
+        active[n, :] = fresh[n, :]
+        size[n] = fresh_size[n]
         counters[RECV, n] += 1
         counters[BITS_RECV, n] += max(1, size[n] * index_bits)
 
@@ -101,15 +138,18 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
 @njit(cache=True, nogil=True)
 def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
                 total, pointer, state, ends, stage_one, horizon, means, gaps, bernoulli, sigma, alpha,
-                index_bits, count_bits, trace, trace_out):  # fmt: skip
-    """Simulate ``noise.shape[0]`` steps of DEMAB. ``state`` = [announced arm, next end index]."""
+                index_bits, count_bits, trace, trace_out, loss, fault_key):  # fmt: skip
+    """Simulate ``noise.shape[0]`` steps of DEMAB.
+
+    ``state`` = [last announced arm, next end index, then each agent's last heard announcement].
+    """
     n_agents = active.shape[0]
     log_horizon = math.log(horizon)
     pair_bits = index_bits + 64
     for row in range(noise.shape[0]):
         t = pos[STEP] + 1
         for n in range(n_agents):
-            arm = active[n, pointer[n]] if size[n] > 0 else state[0]
+            arm = active[n, pointer[n]] if size[n] > 0 else state[2 + n]
             if bernoulli:
                 reward = np.float64(noise[row, n] < means[arm])
             else:
@@ -130,7 +170,7 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
                     _eliminate(n, top, active, size, count, total, alpha, log_horizon)
         if state[1] < ends.size and t == ends[state[1]]:
             _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits,
-                           pair_bits, counters, state)  # fmt: skip
+                           pair_bits, counters, state, loss, fault_key, t)  # fmt: skip
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0

@@ -10,6 +10,7 @@ import numpy as np
 from mamab.agents import alpha_of, lcc_shape
 from mamab.config import Config
 from mamab.engine import kernels
+from mamab.faults import fault_seed
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
@@ -101,7 +102,7 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
             slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
             float(config.sigma), alpha_of(config.algorithm, config.params),
             phases, block, indptr, indices, relay_rounds, message_bits,
-            known, fresh, nxt, trace, trace_out,
+            known, fresh, nxt, trace, trace_out, float(config.loss), fault_seed(config.seed, instance.run),
         )  # fmt: skip
     return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
 
@@ -124,7 +125,8 @@ def run_demab(
     count = np.zeros((n, width), dtype=np.int64)
     total = np.zeros((n, width))
     pointer = np.zeros(n, dtype=np.int64)
-    state = np.array([-1, 0], dtype=np.int64)
+    state = np.full(2 + n, -1, dtype=np.int64)
+    state[1] = 0
     regret = np.zeros(n)
     recorded = np.zeros((n, grid.size))
     recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
@@ -136,7 +138,8 @@ def run_demab(
         demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
                     total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
-                    alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, trace_out)  # fmt: skip
+                    alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, trace_out,
+                    float(config.loss), fault_seed(config.seed, instance.run))  # fmt: skip
     return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
 
 
@@ -175,7 +178,7 @@ def run_gosine(
                      inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                      indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
                      float(config.sigma), alpha_of("gosine", config.params), index_bits(k), trace,
-                     trace_out)  # fmt: skip
+                     trace_out, float(config.loss), fault_seed(config.seed, instance.run))  # fmt: skip
     return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
 
 
@@ -205,7 +208,8 @@ def run_coop(
         coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
                    own_sums, weight, self_weight, indptr, indices, n, problem.means, problem.gaps,
                    config.reward == "bernoulli", float(config.sigma), alpha_of("coop-ucb2", config.params),
-                   2 * k * REWARD_BITS, trace, trace_out)  # fmt: skip
+                   2 * k * REWARD_BITS, trace, trace_out, float(config.loss),
+                   fault_seed(config.seed, instance.run))  # fmt: skip
     return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
 
 

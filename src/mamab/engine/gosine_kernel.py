@@ -10,7 +10,8 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+from mamab.engine.kernels import BITS, BITS_LOST, BITS_RECV, GRID, LOST, RECV, ROUNDS, SENT, STEP
+from mamab.faults import lost
 
 
 @njit(cache=True)
@@ -29,8 +30,8 @@ def _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size):
 
 @njit(cache=True)
 def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sticky, n_non_sticky,
-            index_bits, counters, asked, requests, reply):  # fmt: skip
-    """Round 1: each agent asks a random neighbour; round 2: replies; then insert-eliminate."""
+            index_bits, counters, asked, requests, reply, loss, fault_key, step):  # fmt: skip
+    """Round 0: each agent asks a random neighbour; round 1: replies; then insert-eliminate."""
     n_agents = active.shape[0]
     requests[:] = 0
     for n in range(n_agents):
@@ -39,10 +40,14 @@ def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sti
         if degree == 0:
             continue
         p = indices[indptr[n] + min(int(draws[phase, n] * degree), degree - 1)]
-        asked[n] = p
         counters[SENT, n] += 1
         counters[BITS, n] += 1
         counters[ROUNDS, n] += 1
+        if lost(loss, fault_key, step, 0, n, p):
+            counters[LOST, n] += 1
+            counters[BITS_LOST, n] += 1
+            continue
+        asked[n] = p
         counters[RECV, p] += 1
         counters[BITS_RECV, p] += 1
         requests[p] += 1
@@ -53,15 +58,20 @@ def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sti
                 best = active[p, s]
         reply[p] = best
         if requests[p] > 0:
-            counters[SENT, p] += requests[p]
-            counters[BITS, p] += requests[p] * index_bits
             counters[ROUNDS, p] += 1
     for n in range(n_agents):
-        if asked[n] < 0:
+        p = asked[n]
+        if p < 0:
+            continue
+        counters[SENT, p] += 1
+        counters[BITS, p] += index_bits
+        if lost(loss, fault_key, step, 1, p, n):
+            counters[LOST, p] += 1
+            counters[BITS_LOST, p] += index_bits
             continue
         counters[RECV, n] += 1
         counters[BITS_RECV, n] += index_bits
-        arm = reply[asked[n]]
+        arm = reply[p]
         present = False
         for s in range(size[n]):
             present |= active[n, s] == arm
@@ -80,7 +90,8 @@ def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sti
 @njit(cache=True, nogil=True)
 def gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, count, total, mean,
                  inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
-                 indptr, indices, means, gaps, bernoulli, sigma, alpha, index_bits, trace, trace_out):  # fmt: skip
+                 indptr, indices, means, gaps, bernoulli, sigma, alpha, index_bits, trace, trace_out, loss,
+                 fault_key):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of GosInE. ``state`` = [next phase index]."""
     n_agents = active.shape[0]
     asked = np.zeros(n_agents, dtype=np.int64)
@@ -117,7 +128,7 @@ def gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, co
         pos[STEP] += 1
         if state[0] < ends.size and pos[STEP] == ends[state[0]]:
             _gossip(state[0], draws, indptr, indices, active, size, played, sticky, non_sticky,
-                    n_non_sticky, index_bits, counters, asked, requests, reply)  # fmt: skip
+                    n_non_sticky, index_bits, counters, asked, requests, reply, loss, fault_key, pos[STEP])  # fmt: skip
             state[0] += 1
             played[:, :] = 0
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:

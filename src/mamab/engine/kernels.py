@@ -18,9 +18,10 @@ import numpy as np
 from numba import njit
 
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
+from mamab.faults import lost
 
 NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY = 0, 1, 2, 3
-SENT, BITS, RECV, BITS_RECV, ROUNDS = 0, 1, 2, 3, 4
+SENT, BITS, RECV, BITS_RECV, ROUNDS, LOST, BITS_LOST = 0, 1, 2, 3, 4, 5, 6
 STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3
 SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candidates pay
 
@@ -41,7 +42,7 @@ def _insert_sorted(n, arm, slot_arm, size):
 
 
 @njit(cache=True)
-def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt):
+def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, fault_key, step):
     """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before."""
     n_agents = known.shape[0]
     known[:] = False
@@ -50,7 +51,7 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt):
         known[n, n] = True
         fresh[n, n] = True
     origins = np.empty(n_agents, dtype=np.int64)
-    for _ in range(rounds):
+    for round_ in range(rounds):
         nxt[:] = False
         for n in range(n_agents):
             if indptr[n + 1] == indptr[n]:
@@ -67,6 +68,10 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt):
                 v = indices[e]
                 counters[SENT, n] += 1
                 counters[BITS, n] += pairs * pair_bits
+                if lost(loss, fault_key, step, round_, n, v):
+                    counters[LOST, n] += 1
+                    counters[BITS_LOST, n] += pairs * pair_bits
+                    continue
                 counters[RECV, v] += 1
                 counters[BITS_RECV, v] += pairs * pair_bits
                 for i in range(pairs):
@@ -80,45 +85,63 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt):
 @njit(cache=True)
 def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
                untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
-               counters, known, fresh, nxt, recs):  # fmt: skip
+               counters, known, fresh, nxt, recs, loss, fault_key):  # fmt: skip
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
     n_agents = slot_arm.shape[0]
+    step = pos[STEP] + 1
     for n in range(n_agents):
         recs[n] = slot_arm[n, most_played(n, size[n], count)]
-    if mode == RELAY:
-        _flood(indptr, indices, relay_rounds, message_bits, counters, known, fresh, nxt)
-    else:
-        for n in range(n_agents):
-            degree = indptr[n + 1] - indptr[n]
-            if degree > 0:
-                counters[SENT, n] += degree
-                counters[BITS, n] += degree * message_bits
-                counters[ROUNDS, n] += 1
-            for e in range(indptr[n], indptr[n + 1]):
-                counters[RECV, indices[e]] += 1
-                counters[BITS_RECV, indices[e]] += message_bits
     pos[PHASE] += 1
     pos[IN_PHASE] = 0
-    if pos[PHASE] == phase_len.size:
+    more = pos[PHASE] < phase_len.size  # after the last phase, messages are sent but unused
+    if more:
+        for n in range(n_agents):
+            size[n] = block.shape[1]
+            slot_arm[n, : block.shape[1]] = block[n]
+            count[n, :] = 0
+            total[n, :] = 0.0
+            mean[n, :] = 0.0
+            inv_sqrt[n, :] = 0.0
+            in_cand[n, :] = False
+            untried[n] = 0
+            samples[n] = 0
+            block_end[n] = -1
+    if mode == RELAY:
+        _flood(
+            indptr,
+            indices,
+            relay_rounds,
+            message_bits,
+            counters,
+            known,
+            fresh,
+            nxt,
+            loss,
+            fault_key,
+            step,
+        )
+        if more:
+            for n in range(n_agents):
+                for o in range(n_agents):
+                    if o != n and known[n, o]:
+                        _insert_sorted(n, recs[o], slot_arm, size)
         return
     for n in range(n_agents):
-        size[n] = block.shape[1]
-        slot_arm[n, : block.shape[1]] = block[n]
-        if mode == RELAY:
-            for o in range(n_agents):
-                if o != n and known[n, o]:
-                    _insert_sorted(n, recs[o], slot_arm, size)
-        else:
-            for e in range(indptr[n], indptr[n + 1]):
-                _insert_sorted(n, recs[indices[e]], slot_arm, size)
-        count[n, :] = 0
-        total[n, :] = 0.0
-        mean[n, :] = 0.0
-        inv_sqrt[n, :] = 0.0
-        in_cand[n, :] = False
-        untried[n] = 0
-        samples[n] = 0
-        block_end[n] = -1
+        degree = indptr[n + 1] - indptr[n]
+        if degree > 0:
+            counters[SENT, n] += degree
+            counters[BITS, n] += degree * message_bits
+            counters[ROUNDS, n] += 1
+        for e in range(indptr[n], indptr[n + 1]):
+            v = indices[e]
+            if lost(loss, fault_key, step, 0, n, v):
+                counters[LOST, n] += 1
+                counters[BITS_LOST, n] += message_bits
+                continue
+            counters[RECV, v] += 1
+            counters[BITS_RECV, v] += message_bits
+            if more:
+                _insert_sorted(v, recs[n], slot_arm, size)
 
 
 @njit(cache=True, nogil=True)
@@ -127,7 +150,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
               untried, samples, n_cand, block_end, bound, block_width,
               slot_arm, size, means, gaps, bernoulli, sigma, alpha,
               phase_len, block, indptr, indices, relay_rounds, message_bits,
-              known, fresh, nxt, trace, trace_out):  # fmt: skip
+              known, fresh, nxt, trace, trace_out, loss, fault_key):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of every agent of one run."""
     n_agents = slot_arm.shape[0]
     played = np.empty(n_agents, dtype=np.int64)
@@ -199,6 +222,10 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 slot, reward = played[sender], rewards[sender]  # slot s is arm s here
                 for e in range(indptr[sender], indptr[sender + 1]):
                     v = indices[e]
+                    if lost(loss, fault_key, pos[STEP] + 1, 0, sender, v):
+                        counters[LOST, sender] += 1
+                        counters[BITS_LOST, sender] += message_bits
+                        continue
                     c = count[v, slot] + 1
                     count[v, slot] = c
                     total[v, slot] += reward
@@ -214,7 +241,8 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             if pos[IN_PHASE] == phase_len[pos[PHASE]]:
                 _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
                            in_cand, untried, samples, block_end, block, indptr, indices,
-                           relay_rounds, message_bits, counters, known, fresh, nxt, recs)  # fmt: skip
+                           relay_rounds, message_bits, counters, known, fresh, nxt, recs, loss,
+                           fault_key)  # fmt: skip
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret

@@ -6,14 +6,27 @@ import numpy as np
 
 from mamab.agents import Agent, make_agents, network
 from mamab.config import Config
+from mamab.faults import fault_seed, is_lost
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
 from mamab.topology import Topology
 
 
-def exchange(agents: list[Agent], topology: Topology, counts: dict[str, np.ndarray]) -> None:
-    """Run communication rounds until a round where nobody sends; deliver along edges only."""
+def exchange(
+    agents: list[Agent],
+    topology: Topology,
+    counts: dict[str, np.ndarray],
+    step: int = 0,
+    loss: float = 0.0,
+    fault_key: int = 0,
+) -> None:
+    """Run communication rounds until a round where nobody sends; deliver along edges only.
+
+    With ``loss`` > 0, message (step, round, sender, receiver) is dropped when its fault hash
+    says so: the sender paid for it (sent and lost counters), the receiver never sees it.
+    """
+    round_ = 0
     while True:
         batch = [message for agent in agents for message in agent.outgoing()]
         if not batch:
@@ -25,11 +38,16 @@ def exchange(agents: list[Agent], topology: Topology, counts: dict[str, np.ndarr
                 )
             counts["messages_sent"][message.sender] += 1
             counts["bits_sent"][message.sender] += message.bits
+            if is_lost(loss, fault_key, step, round_, message.sender, message.receiver):
+                counts["messages_lost"][message.sender] += 1
+                counts["bits_lost"][message.sender] += message.bits
+                continue
             counts["messages_received"][message.receiver] += 1
             counts["bits_received"][message.receiver] += message.bits
             agents[message.receiver].receive(message)
         for sender in {message.sender for message in batch}:
             counts["rounds"][sender] += 1
+        round_ += 1
 
 
 def run_reference(
@@ -49,6 +67,7 @@ def run_reference(
     recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
     arms_played = np.zeros((horizon, n), dtype=np.int64) if trace else None
     next_point, t = 0, 0
+    key = fault_seed(config.seed, instance.run)
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
         for row in noise:
             for agent in players:
@@ -57,8 +76,8 @@ def run_reference(
                 regret[agent.agent_id] += gaps[arm]
                 if arms_played is not None:
                     arms_played[t, agent.agent_id] = arm
-            exchange(agents, links, counts)
             t += 1
+            exchange(agents, links, counts, t, config.loss, key)
             if t == grid[next_point]:
                 recorded[:, next_point] = regret
                 recorded_bits[:, next_point] = counts["bits_sent"][:n]

@@ -147,12 +147,15 @@ CLAIMS: dict[str, Callable[[list[ConfigResult]], list[Claim]]] = {
 
 
 def figure_table(results: list[ConfigResult]) -> str:
-    lines = ["| (N, K) | graph | algorithm | median final regret / agent | 95% band | median bits sent / agent |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    with_loss = len({r.config.get("loss", 0.0) for r in results}) > 1
+    loss_head, loss_rule = (" loss |", "---|") if with_loss else ("", "")
+    lines = [f"| (N, K) | graph |{loss_head} algorithm | median final regret / agent | 95% band | median bits sent / agent |",
+             f"|---|---|{loss_rule}---|---|---|---|"]  # fmt: skip
     for r in results:
         med, lo, hi = median_band(r.final_regret.mean(axis=1))
         c = r.config
-        lines.append(f"| ({c['agents']}, {c['arms']}) | {c['graph']} | {c['algorithm']} | {med:.1f} | "
+        loss = f" {c['loss']:g} |" if with_loss else ""
+        lines.append(f"| ({c['agents']}, {c['arms']}) | {c['graph']} |{loss} {c['algorithm']} | {med:.1f} | "
                      f"[{lo:.1f}, {hi:.1f}] | {_bits(r):.4g} |")  # fmt: skip
     return "\n".join(lines)
 
@@ -180,7 +183,8 @@ def render(
                 png = next(p for p in paths if p.suffix == ".png")
                 parts.append(f"![{key}]({png.relative_to(out).as_posix()})")
         parts += ["", figure_table(members), ""]
-        parts += ["Regret–communication frontier:", "", *frontier_lines(members), ""]
+        if len({r.config.get("loss", 0.0) for r in members}) == 1:
+            parts += ["Regret–communication frontier:", "", *frontier_lines(members), ""]
         claims = CLAIMS.get(figure, lambda _: [])(members)
         if claims:
             parts += ["Claims of the paper, checked on these numbers:", ""]

@@ -20,6 +20,7 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     reward = "bernoulli"       # or "gaussian"
     sigma = 1.0
     alpha = 2.0                # optional; default 2 (4 for gosine)
+    loss = [0.0, 0.5]          # optional, float or list: each message lost with this probability
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ EXPERIMENT_KEYS = {
     "reward": (str,),
     "sigma": (float, int),
     "alpha": (float, int),
+    "loss": (float, int, list),
 }
 REQUIRED = ("algorithms", "agents", "arms", "horizon")
 PRESETS = ("paper", "paper-quick")
@@ -170,6 +172,7 @@ def _parse_experiment(
         "edge_prob": _as_list(
             f"{where}.edge_prob", block.get("edge_prob", [None]), (float, int, type(None))
         ),
+        "loss": [float(q) for q in _as_list(f"{where}.loss", block.get("loss", 0.0), (float, int))],
     }
     alpha = block.get("alpha")
     params = AlgorithmParams(alpha=None if alpha is None else float(alpha))

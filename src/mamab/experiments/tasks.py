@@ -120,16 +120,20 @@ def load_task(task: Task, out: Path) -> dict[str, np.ndarray] | None:
             data = {key: archive[key] for key in archive.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError):
         return None
-    if "meta" not in data or any(key not in data for key in ARRAYS):
+    if "meta" not in data:
         return None
     try:
         meta = json.loads(str(data.pop("meta")))
     except json.JSONDecodeError:
         return None
-    if meta.get("format") != FORMAT:
+    if not isinstance(meta, dict):
+        return None
+    if meta.get("format") != FORMAT:  # refuse before reading anything else: never misread
         raise ConfigError(
             f"{path} was written in result format {meta.get('format')!r}; this mamab reads format {FORMAT}"
         )
+    if any(key not in data for key in ARRAYS):
+        return None
     expected = json.loads(json.dumps(task.config.to_dict()))
     if meta.get("config") != expected or not _shapes_ok(task.config, data):
         return None

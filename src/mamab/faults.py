@@ -1,0 +1,61 @@
+"""Message loss as a pure function of (run's fault seed, step, round, sender, receiver).
+
+Whether a message is lost is decided by a counter-based hash (SplitMix64 finaliser), not by a
+stateful generator, so every engine reaches the same verdict for the same message whatever
+order it enumerates messages in. ``loss = 0`` loses nothing: results are those of a plain run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mamab.seeding import rng
+
+MASK = (1 << 64) - 1
+GOLDEN, MUL1, MUL2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def fault_seed(seed: int, run: int) -> int:
+    """The run's 63-bit fault seed, from its own 'faults' stream."""
+    return int(rng(seed, run, "faults").integers(1 << 63))
+
+
+def _mix(z: int) -> int:
+    z = (z + GOLDEN) & MASK
+    z = ((z ^ (z >> 30)) * MUL1) & MASK
+    z = ((z ^ (z >> 27)) * MUL2) & MASK
+    return z ^ (z >> 31)
+
+
+def message_uniform(key: int, step: int, round_: int, sender: int, receiver: int) -> float:
+    """A uniform in [0, 1) for one message (53 bits, exactly representable)."""
+    h = _mix(key ^ step)
+    h = _mix(h ^ round_)
+    h = _mix(h ^ sender)
+    h = _mix(h ^ receiver)
+    return (h >> 11) * 2.0**-53
+
+
+def is_lost(loss: float, key: int, step: int, round_: int, sender: int, receiver: int) -> bool:
+    return loss > 0.0 and message_uniform(key, step, round_, sender, receiver) < loss
+
+
+@njit(cache=True, inline="always")
+def _mix_nb(z):
+    z = z + np.uint64(GOLDEN)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(MUL1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(MUL2)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def lost(loss, key, step, round_, sender, receiver):
+    """numba twin of :func:`is_lost` (uint64 arithmetic wraps like the masked Python ints)."""
+    if loss <= 0.0:
+        return False
+    h = _mix_nb(np.uint64(key) ^ np.uint64(step))
+    h = _mix_nb(h ^ np.uint64(round_))
+    h = _mix_nb(h ^ np.uint64(sender))
+    h = _mix_nb(h ^ np.uint64(receiver))
+    return np.float64(h >> np.uint64(11)) * 2.0**-53 < loss

@@ -1,0 +1,97 @@
+"""Message loss: identical in both engines, nothing changes at q = 0, nothing arrives at q = 1."""
+
+import numpy as np
+import pytest
+
+from mamab import ALGORITHMS, Config, simulate
+from mamab.agents.ucb import UCB
+from mamab.faults import fault_seed, is_lost, lost, message_uniform
+from mamab.instance import make_instance
+from mamab.problem import noise_chunks
+from mamab.schedule import base_length, initial_block, k_prime, phase_lengths
+
+COMMUNICATING = [a for a in ALGORITHMS if a != "no-communication"]
+
+
+def test_python_and_numba_verdicts_agree_and_are_uniform():
+    key = fault_seed(7, 3)
+    cases = [(q, t, r, s, v) for q in (0.0, 0.25, 0.5, 1.0) for t in (1, 9, 123_456) for r in range(4)
+             for s in range(3) for v in range(3)]  # fmt: skip
+    assert all(is_lost(q, key, t, r, s, v) == lost(q, key, t, r, s, v) for q, t, r, s, v in cases)
+    draws = np.array([message_uniform(key, t, 0, 1, 2) for t in range(20_000)])
+    assert (
+        abs(draws.mean() - 0.5) < 0.01 and abs((draws < 0.3).mean() - 0.3) < 0.01
+    )  # 4+ sigma margins
+
+
+@pytest.mark.parametrize("algorithm", COMMUNICATING)
+def test_lost_messages_are_counted_apart(algorithm):
+    config = Config(
+        algorithm, agents=5, arms=20, horizon=4_000, runs=2, graph="ring", loss=0.4, seed=2
+    )
+    result = simulate(config)
+    c = result.counts
+    assert np.all(c["messages_lost"] <= c["messages_sent"]) and c["messages_lost"].sum() > 0
+    if algorithm != "demab":  # DEMAB's server is not an agent: its messages are not in the sums
+        assert c["messages_sent"].sum() - c["messages_lost"].sum() == c["messages_received"].sum()
+        assert c["bits_sent"].sum() - c["bits_lost"].sum() == c["bits_received"].sum()
+
+
+@pytest.mark.parametrize("algorithm", COMMUNICATING)
+def test_q_zero_changes_nothing(algorithm):
+    plain = Config(algorithm, agents=4, arms=16, horizon=3_000, runs=2, graph="ring", seed=5)
+    faulty = Config(
+        algorithm, agents=4, arms=16, horizon=3_000, runs=2, graph="ring", seed=5, loss=0.0
+    )
+    a, b = simulate(plain, engine="reference"), simulate(faulty, engine="fast")
+    assert np.array_equal(a.regret, b.regret) and a.summary() == b.summary()
+
+
+@pytest.mark.parametrize("algorithm", COMMUNICATING)
+def test_q_one_delivers_nothing(algorithm):
+    result = simulate(
+        Config(algorithm, agents=4, arms=16, horizon=3_000, runs=2, graph="ring", loss=1.0)
+    )
+    assert result.counts["messages_received"].sum() == 0
+    assert np.array_equal(result.counts["messages_lost"], result.counts["messages_sent"])
+
+
+def isolated_lcc_regret(config: Config, run: int) -> np.ndarray:
+    """N agents alone, each running UCB restarted every epoch on its own block S_n, on the run's noise."""
+    instance = make_instance(config, run)
+    n, k = config.agents, config.arms
+    lengths = phase_lengths(config.horizon, base_length(k_prime(k, n, n - 1)))
+    noise = np.concatenate(
+        list(noise_chunks(instance.noise_rng(config.seed), config.reward, n, config.horizon))
+    )
+    regret = np.zeros(n)
+    for agent in range(n):
+        block = initial_block(agent, k, n)
+        t = 0
+        for length in lengths:
+            ucb = UCB(block, alpha=2.0)
+            for _ in range(length):
+                arm = ucb.select()
+                ucb.update(arm, instance.problem.reward_of(arm, float(noise[t, agent])))
+                regret[agent] += instance.problem.gaps[arm]
+                t += 1
+    return regret
+
+
+@pytest.mark.parametrize("reward", ["bernoulli", "gaussian"])
+def test_q_one_lcc_ucb_equals_isolated_agents_on_their_blocks(reward):
+    config = Config(
+        "lcc-ucb", agents=4, arms=22, horizon=6_000, runs=2, seed=9, reward=reward, loss=1.0
+    )
+    result = simulate(config)
+    for i, run in enumerate(result.runs):
+        assert np.array_equal(result.final_regret[i], isolated_lcc_regret(config, run))
+
+
+def test_loss_raises_regret_monotonically_in_expectation():
+    kw = dict(agents=10, arms=100, horizon=20_000, runs=9, seed=4)
+    med = [
+        np.median(simulate(Config("lcc-ucb", loss=q, **kw)).final_regret.mean(1))
+        for q in (0.0, 0.9)
+    ]
+    assert med[0] < med[1]
