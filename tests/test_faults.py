@@ -95,3 +95,46 @@ def test_loss_raises_regret_monotonically_in_expectation():
         for q in (0.0, 0.9)
     ]
     assert med[0] < med[1]
+
+
+@pytest.mark.parametrize("algorithm", COMMUNICATING)
+def test_a_crashed_agent_stops_playing_and_talking(algorithm):
+    config = Config(
+        algorithm,
+        agents=5,
+        arms=20,
+        horizon=3_000,
+        graph="ring",
+        seed=3,
+        crash_at=(0, 400, 0, 0, 0),
+    )
+    result = simulate(config, engine="reference", trace=True)
+    fast = simulate(config, trace=True)
+    assert np.array_equal(result.arms, fast.arms) and np.array_equal(result.regret, fast.regret)
+    t = result.grid
+    assert np.all(np.diff(result.regret[0, 1, t >= 400]) == 0)  # frozen after step 399
+    assert result.regret[0, 1, -1] > 0 and np.all(result.arms[0, 399:, 1] == 0)
+    if algorithm not in ("demab",):
+        assert result.counts["messages_received"][0, 1] <= result.counts["messages_received"][0, 0]
+    summary = result.summary()["per_run"][0]
+    assert summary["crashed_agents"] == [1] and summary["crash_steps"] == [400]
+    survivors = np.delete(result.final_regret[0], 1).mean()
+    assert summary["final_regret_mean_survivors"] == pytest.approx(survivors)
+
+
+def test_random_crashes_are_seeded_and_geometric():
+    config = Config("lcc-ucb", agents=50, arms=60, horizon=2_000, runs=3, seed=8, crash_rate=0.0005)
+    a, b = simulate(config), simulate(config)
+    assert np.array_equal(a.crash, b.crash)
+    crashed = (a.crash <= 2_000).mean()
+    assert abs(crashed - (1 - (1 - 0.0005) ** 2_000)) < 0.12  # ~0.63 expected; 150 agents
+    assert np.all(np.isfinite(a.final_regret_mean()))
+
+
+def test_bad_crash_settings():
+    from mamab.errors import ConfigError
+
+    for kwargs, needle in [({"crash_rate": 1.5}, "crash rate"), ({"crash_at": (1, 2)}, "crash_at"),
+                           ({"crash_at": (0, 0, 0), "crash_rate": 0.1}, "not both")]:  # fmt: skip
+        with pytest.raises(ConfigError, match=needle):
+            Config("lcc-ucb", agents=3, arms=6, horizon=10, **kwargs)

@@ -79,6 +79,8 @@ def cli() -> None:
 )
 @click.option("--loss", type=float, default=0.0, show_default=True,
               help="Probability that each message is lost, independently.")  # fmt: skip
+@click.option("--crash-rate", type=float, default=0.0, show_default=True,
+              help="Probability per agent and step of crashing for good (stops playing and talking).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 def run(
     algorithm: str,
@@ -96,6 +98,7 @@ def run(
     jobs: int | None,
     grid_points: int,
     loss: float,
+    crash_rate: float,
     out: Path | None,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
@@ -112,12 +115,13 @@ def run(
         edge_prob=edge_prob,
         params=AlgorithmParams(alpha=alpha),
         loss=loss,
+        crash_rate=crash_rate,
         grid_points=grid_points,
     )
     if out is not None and out.exists() and not out.is_dir():
         raise ConfigError(f"output path {out} is a file, not a directory")
     result = simulate(config, engine=engine, jobs=jobs)
-    per_run = result.final_regret.mean(axis=1)
+    per_run = result.final_regret_mean()  # agents that crashed are reported apart, in summary.json
     med, lo, hi = median_band(per_run)
     bits = float(np.median(result.counts["bits_sent"]))
     click.echo(

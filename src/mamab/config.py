@@ -42,6 +42,8 @@ class Config:
     grid_points: int = 200
     first_run: int = 0
     loss: float = 0.0  # probability that any one message is lost, independently
+    crash_rate: float = 0.0  # probability per agent per step of crashing (for good)
+    crash_at: tuple[int, ...] | None = None  # explicit crash step per agent (0: never)
 
     def __post_init__(self) -> None:
         for name in ("agents", "arms", "horizon", "runs", "grid_points"):
@@ -69,6 +71,20 @@ class Config:
             or not 0 <= self.loss <= 1
         ):
             raise ConfigError(f"loss must be a probability in [0, 1], got {self.loss!r}")
+        rate = self.crash_rate
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
+            raise ConfigError(f"crash rate must be a probability in [0, 1], got {rate!r}")
+        if self.crash_at is not None:
+            at = tuple(self.crash_at)
+            if len(at) != self.agents or not all(
+                isinstance(a, int) and not isinstance(a, bool) and a >= 0 for a in at
+            ):
+                raise ConfigError(
+                    f"crash_at needs {self.agents} non-negative steps (0: never), got {self.crash_at!r}"
+                )
+            if rate > 0:
+                raise ConfigError("give crash_at or crash_rate, not both")
+            object.__setattr__(self, "crash_at", at)
         if self.means is not None:
             means = tuple(float(m) for m in self.means)
             if len(means) != self.arms:

@@ -16,6 +16,23 @@ MASK = (1 << 64) - 1
 GOLDEN, MUL1, MUL2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
+def crash_steps(seed: int, run: int, n_agents: int, horizon: int, rate: float,
+                at: tuple[int, ...] | None = None) -> np.ndarray:  # fmt: skip
+    """Step from which each agent is dead (T + 1: never), from the run's 'crashes' stream.
+
+    With ``rate`` r each agent crashes at a geometric step (probability r per step); ``at`` gives
+    the steps explicitly (0: never). An agent dead from step c plays no step >= c and takes part
+    in no exchange after them.
+    """
+    never = horizon + 1
+    if at is not None:
+        return np.array([a if 0 < a <= horizon else never for a in at], dtype=np.int64)
+    if rate <= 0:
+        return np.full(n_agents, never, dtype=np.int64)
+    steps = rng(seed, run, "crashes").geometric(rate, size=n_agents)
+    return np.minimum(steps, never).astype(np.int64)
+
+
 def fault_seed(seed: int, run: int) -> int:
     """The run's 63-bit fault seed, from its own 'faults' stream."""
     return int(rng(seed, run, "faults").integers(1 << 63))

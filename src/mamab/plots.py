@@ -104,7 +104,7 @@ def frontier_points(members: list[ConfigResult]) -> list[tuple[str, float, float
     """(algorithm, median bits/agent, median regret, band low, band high) of one panel."""
     points = []
     for r in members:
-        med, lo, hi = median_band(r.final_regret.mean(axis=1))
+        med, lo, hi = median_band(r.final_mean())
         bits = float(np.median(r.counters[1].mean(axis=1)))
         points.append((r.config["algorithm"], bits, float(med), float(lo), float(hi)))
     return points
@@ -151,7 +151,7 @@ def loss_figure(results: list[ConfigResult], title: str):
                 key=lambda r: r.config["loss"],
             )
             q = [r.config["loss"] for r in series]
-            bands = [median_band(r.final_regret.mean(axis=1)) for r in series]
+            bands = [median_band(r.final_mean()) for r in series]
             colour = COLOURS.get(algorithm)
             ax.plot(q, [b[0] for b in bands], marker="o", label=algorithm, color=colour)
             ax.fill_between(

@@ -8,6 +8,7 @@ import numpy as np
 
 from mamab.config import Config
 from mamab.seeding import STREAMS
+from mamab.stats import masked_mean
 
 # sent counts include lost messages (their bits were spent); received counts only delivered ones
 COUNTERS = (
@@ -33,6 +34,7 @@ class RunResult:
     diameter: int  # -1 when the graph is disconnected
     max_degree: int
     arms: np.ndarray | None = None  # (horizon, agents) arm choices when traced
+    crash: np.ndarray | None = None  # (agents,) step from which each agent is dead; T + 1: never
 
 
 @dataclass
@@ -50,6 +52,9 @@ class Result:
     engine: str
     arms: np.ndarray | None = None  # (runs, horizon, agents) when traced
     runs: list[int] = field(default_factory=list)
+    crash: np.ndarray | None = (
+        None  # (runs, agents) step from which each agent is dead; T + 1: never
+    )
 
     @classmethod
     def stack(cls, config: Config, grid: np.ndarray, parts: list[RunResult], engine: str) -> Result:
@@ -66,7 +71,24 @@ class Result:
             engine=engine,
             arms=np.stack([p.arms for p in parts]) if traced else None,
             runs=[p.run for p in parts],
+            crash=np.stack([p.crash for p in parts]),
         )
+
+    @property
+    def survived(self) -> np.ndarray:
+        """(runs, agents) True for agents that never crashed."""
+        return self.crash > self.config.horizon
+
+    def survivor_mean(self, values: np.ndarray) -> np.ndarray:
+        """Mean over the agents that never crashed of (runs, agents, ...) values (NaN if none)."""
+        return masked_mean(values, self.survived)
+
+    def final_regret_mean(self) -> np.ndarray:
+        """(runs,) mean final regret of the agents that never crashed (NaN if none survived).
+
+        Crashed agents stop accruing regret, so averaging them in would flatter an algorithm.
+        """
+        return self.survivor_mean(self.final_regret)
 
     @property
     def final_regret(self) -> np.ndarray:
@@ -83,6 +105,17 @@ class Result:
             }
             for r in self.runs
         ]
+
+    def _crash_summary(self, i: int) -> dict:
+        """Only when something crashed: which agents, and the mean over the survivors."""
+        if self.survived[i].all():
+            return {}
+        crashed = np.flatnonzero(~self.survived[i])
+        return {
+            "crashed_agents": crashed.tolist(),
+            "crash_steps": self.crash[i, crashed].tolist(),
+            "final_regret_mean_survivors": float(self.final_regret_mean()[i]),
+        }
 
     def summary(self) -> dict:
         """The per-run summary written as ``summary.json`` by ``mamab run``."""
@@ -101,6 +134,7 @@ class Result:
                     "run": r,
                     "final_regret_per_agent": self.final_regret[i].tolist(),
                     "final_regret_mean": float(self.final_regret[i].mean()),
+                    **self._crash_summary(i),
                     "messages_sent_per_agent": self.counts["messages_sent"][i].tolist(),
                     "bits_sent_per_agent": self.counts["bits_sent"][i].tolist(),
                 }

@@ -48,3 +48,14 @@ def percentile_band(
         np.percentile(x, q, axis=axis),
         np.percentile(x, 100 - q, axis=axis),
     )
+
+
+def masked_mean(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Mean over axis 1 of (runs, agents, ...) ``values`` where ``keep`` (runs, agents) is True.
+
+    NaN where a run keeps nothing. Used to average only the agents that never crashed.
+    """
+    mask = keep.reshape(keep.shape + (1,) * (values.ndim - 2))
+    totals = np.where(mask, values, 0.0).sum(axis=1)
+    counts = mask.sum(axis=1)
+    return np.divide(totals, counts, out=np.full(totals.shape, np.nan), where=counts > 0)

@@ -18,7 +18,7 @@ from mamab.faults import lost
 @njit(cache=True, nogil=True)
 def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
                own_sums, weight, self_weight, indptr, indices, n_agents_total, means, gaps, bernoulli,
-               sigma, alpha, message_bits, trace, trace_out, loss, fault_key):  # fmt: skip
+               sigma, alpha, message_bits, trace, trace_out, loss, fault_key, crash):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
     n_agents, n_arms = counts.shape
     for row in range(noise.shape[0]):
@@ -26,6 +26,8 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
         log_t = math.log(t)
         extra = math.sqrt(log_t)
         for n in range(n_agents):
+            if t >= crash[n]:
+                continue  # crashed: plays and sends no more
             arm = -1
             for i in range(n_arms):
                 if counts[n, i] == 0.0:
@@ -52,17 +54,21 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
             own_counts[n, arm] += 1.0
             own_sums[n, arm] += reward
         for n in range(n_agents):  # consensus: own share first, then neighbours by increasing id
-            for i in range(n_arms):
-                counts[n, i] = self_weight[n] * own_counts[n, i]
-                sums[n, i] = self_weight[n] * own_sums[n, i]
-            degree = indptr[n + 1] - indptr[n]
-            if degree > 0:
-                counters[SENT, n] += degree
-                counters[BITS, n] += degree * message_bits
-                counters[ROUNDS, n] += 1
+            dead = t >= crash[n]
+            if not dead:
+                for i in range(n_arms):
+                    counts[n, i] = self_weight[n] * own_counts[n, i]
+                    sums[n, i] = self_weight[n] * own_sums[n, i]
+                degree = indptr[n + 1] - indptr[n]
+                if degree > 0:
+                    counters[SENT, n] += degree
+                    counters[BITS, n] += degree * message_bits
+                    counters[ROUNDS, n] += 1
             for e in range(indptr[n], indptr[n + 1]):
                 j = indices[e]
-                if lost(loss, fault_key, t, 0, j, n):  # j's estimates never reach n
+                if t >= crash[j]:
+                    continue  # a dead neighbour sent nothing
+                if dead or lost(loss, fault_key, t, 0, j, n):  # j's estimates never reach n
                     counters[LOST, j] += 1
                     counters[BITS_LOST, j] += message_bits
                     continue

@@ -47,7 +47,7 @@ def _best_lcb(n, active, size, count, total, alpha, log_horizon):
 
 @njit(cache=True)
 def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
-                   counters, state, loss, fault_key, step):  # fmt: skip
+                   counters, state, loss, fault_key, step, crash):  # fmt: skip
     """Reports, announcement, elimination, counts and (if unbalanced) re-division.
 
     Round r of this exchange sends message (step, r, sender, receiver); the server is node N.
@@ -57,7 +57,7 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
     server = n_agents
     best_arm, best_bound = -1, -math.inf
     for n in range(n_agents):  # round 0: reports
-        if size[n] == 0:
+        if size[n] == 0 or step >= crash[n]:
             continue
         slot, lcb = _best_lcb(n, active, size, count, total, alpha, log_horizon)
         arm = active[n, slot]
@@ -76,7 +76,7 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
     counted = 0
     smallest, largest = active.shape[1] + 1, -1
     for n in range(n_agents):  # round 1: announcement; round 2: counts
-        if lost(loss, fault_key, step, 1, server, n):
+        if step >= crash[n] or lost(loss, fault_key, step, 1, server, n):
             continue
         state[2 + n] = best_arm
         counters[RECV, n] += 1
@@ -138,7 +138,7 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
 @njit(cache=True, nogil=True)
 def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
                 total, pointer, state, ends, stage_one, horizon, means, gaps, bernoulli, sigma, alpha,
-                index_bits, count_bits, trace, trace_out, loss, fault_key):  # fmt: skip
+                index_bits, count_bits, trace, trace_out, loss, fault_key, crash):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of DEMAB.
 
     ``state`` = [last announced arm, next end index, then each agent's last heard announcement].
@@ -149,6 +149,8 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
     for row in range(noise.shape[0]):
         t = pos[STEP] + 1
         for n in range(n_agents):
+            if t >= crash[n]:
+                continue  # crashed: plays no more
             arm = active[n, pointer[n]] if size[n] > 0 else state[2 + n]
             if bernoulli:
                 reward = np.float64(noise[row, n] < means[arm])
@@ -170,7 +172,7 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
                     _eliminate(n, top, active, size, count, total, alpha, log_horizon)
         if state[1] < ends.size and t == ends[state[1]]:
             _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits,
-                           pair_bits, counters, state, loss, fault_key, t)  # fmt: skip
+                           pair_bits, counters, state, loss, fault_key, t, crash)  # fmt: skip
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0

@@ -10,7 +10,7 @@ import numpy as np
 from mamab.agents import alpha_of, lcc_shape
 from mamab.config import Config
 from mamab.engine import kernels
-from mamab.faults import fault_seed
+from mamab.faults import crash_steps, fault_seed
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
@@ -58,6 +58,9 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     if config.algorithm == "coop-ucb2":
         return run_coop(config, instance, grid, trace)
     problem, graph = instance.problem, instance.topology
+    crash = crash_steps(
+        config.seed, instance.run, config.agents, config.horizon, config.crash_rate, config.crash_at
+    )
     n, k, horizon = config.agents, config.arms, config.horizon
     indptr, indices = graph.csr()
     mode = MODES[config.algorithm]
@@ -103,8 +106,9 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
             float(config.sigma), alpha_of(config.algorithm, config.params),
             phases, block, indptr, indices, relay_rounds, message_bits,
             known, fresh, nxt, trace, trace_out, float(config.loss), fault_seed(config.seed, instance.run),
+            crash,
         )  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
 
 
 def run_demab(
@@ -116,6 +120,7 @@ def run_demab(
     from mamab.engine.demab_kernel import demab_chunk
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
+    crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
     split = initial_split(draw_permutation(instance.algorithm_rng(config.seed), k), n)
     width = block_size(k, n)
     active = np.zeros((n, width), dtype=np.int64)
@@ -139,8 +144,8 @@ def run_demab(
                     total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
                     alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, trace_out,
-                    float(config.loss), fault_seed(config.seed, instance.run))  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
+                    float(config.loss), fault_seed(config.seed, instance.run), crash)  # fmt: skip
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
 
 
 def run_gosine(
@@ -151,6 +156,7 @@ def run_gosine(
     from mamab.gosine_schedule import draw_partners, initial_sets, phase_ends
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
+    crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
     ends = phase_ends(horizon, config.params.gossip_exponent)
     draws = draw_partners(instance.algorithm_rng(config.seed), len(ends), n)
     sets = [initial_sets(i, k, n) for i in range(n)]
@@ -178,8 +184,8 @@ def run_gosine(
                      inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                      indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
                      float(config.sigma), alpha_of("gosine", config.params), index_bits(k), trace,
-                     trace_out, float(config.loss), fault_seed(config.seed, instance.run))  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
+                     trace_out, float(config.loss), fault_seed(config.seed, instance.run), crash)  # fmt: skip
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
 
 
 def run_coop(
@@ -190,6 +196,7 @@ def run_coop(
     from mamab.engine.coop_kernel import coop_chunk
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
+    crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
     graph = instance.topology
     weights = [
         consensus_weights(int(d), graph.max_degree, config.params.consensus_kappa)
@@ -209,11 +216,11 @@ def run_coop(
                    own_sums, weight, self_weight, indptr, indices, n, problem.means, problem.gaps,
                    config.reward == "bernoulli", float(config.sigma), alpha_of("coop-ucb2", config.params),
                    2 * k * REWARD_BITS, trace, trace_out, float(config.loss),
-                   fault_seed(config.seed, instance.run))  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None)
+                   fault_seed(config.seed, instance.run), crash)  # fmt: skip
+    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
 
 
-def _result(instance: Instance, recorded, recorded_bits, counters, arms) -> RunResult:
+def _result(instance: Instance, recorded, recorded_bits, counters, arms, crash) -> RunResult:
     topology = instance.topology
     return RunResult(
         run=instance.run,
@@ -224,4 +231,5 @@ def _result(instance: Instance, recorded, recorded_bits, counters, arms) -> RunR
         diameter=topology.diameter if topology.is_connected else -1,
         max_degree=topology.max_degree,
         arms=arms,
+        crash=crash,
     )

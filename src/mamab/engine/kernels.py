@@ -42,7 +42,9 @@ def _insert_sorted(n, arm, slot_arm, size):
 
 
 @njit(cache=True)
-def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, fault_key, step):
+def _flood(
+    indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, fault_key, step, crash
+):
     """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before."""
     n_agents = known.shape[0]
     known[:] = False
@@ -54,7 +56,7 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss
     for round_ in range(rounds):
         nxt[:] = False
         for n in range(n_agents):
-            if indptr[n + 1] == indptr[n]:
+            if indptr[n + 1] == indptr[n] or step >= crash[n]:
                 continue
             pairs = 0
             for o in range(n_agents):
@@ -68,7 +70,7 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss
                 v = indices[e]
                 counters[SENT, n] += 1
                 counters[BITS, n] += pairs * pair_bits
-                if lost(loss, fault_key, step, round_, n, v):
+                if step >= crash[v] or lost(loss, fault_key, step, round_, n, v):
                     counters[LOST, n] += 1
                     counters[BITS_LOST, n] += pairs * pair_bits
                     continue
@@ -85,7 +87,7 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss
 @njit(cache=True)
 def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
                untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
-               counters, known, fresh, nxt, recs, loss, fault_key):  # fmt: skip
+               counters, known, fresh, nxt, recs, loss, fault_key, crash):  # fmt: skip
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
     n_agents = slot_arm.shape[0]
     step = pos[STEP] + 1
@@ -119,6 +121,7 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
             loss,
             fault_key,
             step,
+            crash,
         )
         if more:
             for n in range(n_agents):
@@ -128,13 +131,15 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
         return
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
+        if step >= crash[n]:
+            continue  # a dead agent sends nothing
         if degree > 0:
             counters[SENT, n] += degree
             counters[BITS, n] += degree * message_bits
             counters[ROUNDS, n] += 1
         for e in range(indptr[n], indptr[n + 1]):
             v = indices[e]
-            if lost(loss, fault_key, step, 0, n, v):
+            if step >= crash[v] or lost(loss, fault_key, step, 0, n, v):
                 counters[LOST, n] += 1
                 counters[BITS_LOST, n] += message_bits
                 continue
@@ -150,15 +155,18 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
               untried, samples, n_cand, block_end, bound, block_width,
               slot_arm, size, means, gaps, bernoulli, sigma, alpha,
               phase_len, block, indptr, indices, relay_rounds, message_bits,
-              known, fresh, nxt, trace, trace_out, loss, fault_key):  # fmt: skip
-    """Simulate ``noise.shape[0]`` steps of every agent of one run."""
+              known, fresh, nxt, trace, trace_out, loss, fault_key, crash):  # fmt: skip
+    """Simulate ``noise.shape[0]`` steps of every agent of one run; agent n is dead from crash[n]."""
     n_agents = slot_arm.shape[0]
     played = np.empty(n_agents, dtype=np.int64)
     rewards = np.empty(n_agents)
     recs = np.empty(n_agents, dtype=np.int64)
     for row in range(noise.shape[0]):
         width, cached = 0.0, -1
+        step = pos[STEP] + 1
         for n in range(n_agents):
+            if step >= crash[n]:
+                continue  # crashed: plays no more
             # choose: untried slots first, in order; then the certified lazy UCB argmax
             slot = untried[n]
             while slot < size[n] and count[n, slot] > 0:
@@ -214,7 +222,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             # each sender's (arm, reward) reaches its neighbours in increasing sender order
             for sender in range(n_agents):
                 degree = indptr[sender + 1] - indptr[sender]
-                if degree == 0:
+                if degree == 0 or step >= crash[sender]:
                     continue
                 counters[SENT, sender] += degree
                 counters[BITS, sender] += degree * message_bits
@@ -222,7 +230,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 slot, reward = played[sender], rewards[sender]  # slot s is arm s here
                 for e in range(indptr[sender], indptr[sender + 1]):
                     v = indices[e]
-                    if lost(loss, fault_key, pos[STEP] + 1, 0, sender, v):
+                    if step >= crash[v] or lost(loss, fault_key, step, 0, sender, v):
                         counters[LOST, sender] += 1
                         counters[BITS_LOST, sender] += message_bits
                         continue
@@ -242,7 +250,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
                            in_cand, untried, samples, block_end, block, indptr, indices,
                            relay_rounds, message_bits, counters, known, fresh, nxt, recs, loss,
-                           fault_key)  # fmt: skip
+                           fault_key, crash)  # fmt: skip
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret

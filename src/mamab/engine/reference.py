@@ -6,7 +6,7 @@ import numpy as np
 
 from mamab.agents import Agent, make_agents, network
 from mamab.config import Config
-from mamab.faults import fault_seed, is_lost
+from mamab.faults import crash_steps, fault_seed, is_lost
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
@@ -20,15 +20,22 @@ def exchange(
     step: int = 0,
     loss: float = 0.0,
     fault_key: int = 0,
+    alive: np.ndarray | None = None,
 ) -> None:
     """Run communication rounds until a round where nobody sends; deliver along edges only.
 
     With ``loss`` > 0, message (step, round, sender, receiver) is dropped when its fault hash
     says so: the sender paid for it (sent and lost counters), the receiver never sees it.
+    Nodes marked dead in ``alive`` send nothing, and what is sent to them is lost.
     """
     round_ = 0
     while True:
-        batch = [message for agent in agents for message in agent.outgoing()]
+        batch = [
+            m
+            for i, agent in enumerate(agents)
+            if alive is None or alive[i]
+            for m in agent.outgoing()
+        ]
         if not batch:
             return
         for message in batch:
@@ -38,7 +45,8 @@ def exchange(
                 )
             counts["messages_sent"][message.sender] += 1
             counts["bits_sent"][message.sender] += message.bits
-            if is_lost(loss, fault_key, step, round_, message.sender, message.receiver):
+            dead = alive is not None and not alive[message.receiver]
+            if dead or is_lost(loss, fault_key, step, round_, message.sender, message.receiver):
                 counts["messages_lost"][message.sender] += 1
                 counts["bits_lost"][message.sender] += message.bits
                 continue
@@ -68,16 +76,21 @@ def run_reference(
     arms_played = np.zeros((horizon, n), dtype=np.int64) if trace else None
     next_point, t = 0, 0
     key = fault_seed(config.seed, instance.run)
+    crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
+    alive = np.ones(len(agents), dtype=bool)  # a server, if any, never crashes
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
         for row in noise:
+            alive[:n] = t + 1 < crash  # alive during step t + 1 (1-indexed)
             for agent in players:
+                if not alive[agent.agent_id]:
+                    continue
                 arm = agent.select_arm()
                 agent.observe(arm, problem.reward_of(arm, float(row[agent.agent_id])))
                 regret[agent.agent_id] += gaps[arm]
                 if arms_played is not None:
                     arms_played[t, agent.agent_id] = arm
             t += 1
-            exchange(agents, links, counts, t, config.loss, key)
+            exchange(agents, links, counts, t, config.loss, key, alive)
             if t == grid[next_point]:
                 recorded[:, next_point] = regret
                 recorded_bits[:, next_point] = counts["bits_sent"][:n]
@@ -93,4 +106,5 @@ def run_reference(
         diameter=topology.diameter if topology.is_connected else -1,
         max_degree=topology.max_degree,
         arms=arms_played,
+        crash=crash,
     )

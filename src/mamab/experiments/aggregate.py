@@ -19,13 +19,14 @@ from mamab.errors import ConfigError
 from mamab.experiments.spec import SweepSpec
 from mamab.experiments.tasks import Task, config_id, load_task, split
 from mamab.result import COUNTERS
-from mamab.stats import median_band
+from mamab.stats import masked_mean, median_band
 from mamab.storage import atomic_write, write_parquet
 
 SUMMARY_COLUMNS = (
     "experiment", "figure", "algorithm", "agents", "arms", "horizon", "graph", "reward", "loss", "runs",
     "final_regret_median", "final_regret_ci_low", "final_regret_ci_high",
     "bits_sent_per_agent_median", "messages_sent_per_agent_median", "diameter_median", "max_degree_median",
+    "crashed_agents_median",
 )  # fmt: skip
 
 
@@ -44,6 +45,13 @@ class ConfigResult:
     counters: np.ndarray  # (5, runs, agents)
     diameter: np.ndarray  # (runs,)
     max_degree: np.ndarray  # (runs,)
+    crash: np.ndarray | None = None  # (runs, agents) step from which an agent is dead; > T: never
+
+    def final_mean(self) -> np.ndarray:
+        """(runs,) mean final regret over the agents that never crashed."""
+        if self.crash is None:
+            return self.final_regret.mean(axis=1)
+        return masked_mean(self.final_regret, self.crash > self.config["horizon"])
 
     @property
     def label(self) -> str:
@@ -87,6 +95,7 @@ def collect(spec: SweepSpec, out: Path) -> list[ConfigResult]:
                 counters=cat("counters", axis=1),
                 diameter=cat("diameter"),
                 max_degree=cat("max_degree"),
+                crash=cat("crash"),
             )
         )
     return results
@@ -114,7 +123,7 @@ def finals_table(results: list[ConfigResult]) -> pa.Table:
     """One row per (configuration, run, agent): final regret and every communication counter."""
     columns: dict[str, list] = {k: [] for k in ("experiment", "config_id", "algorithm", "agents", "arms",
                                                 "horizon", "graph", "loss", "run", "agent", "final_regret",
-                                                *COUNTERS, "diameter", "max_degree")}  # fmt: skip
+                                                *COUNTERS, "diameter", "max_degree", "crash")}  # fmt: skip
     for r in results:
         runs, agents = r.final_regret.shape
         c = r.config
@@ -129,6 +138,7 @@ def finals_table(results: list[ConfigResult]) -> pa.Table:
             columns[name].append(r.counters[i].reshape(-1))
         columns["diameter"].append(np.repeat(r.diameter, agents))
         columns["max_degree"].append(np.repeat(r.max_degree, agents))
+        columns["crash"].append(r.crash.reshape(-1))
     return pa.table({k: np.concatenate(v) for k, v in columns.items()})
 
 
@@ -140,7 +150,7 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
     rows = []
     for r in results:
         c = r.config
-        med, lo, hi = median_band(r.final_regret.mean(axis=1))
+        med, lo, hi = median_band(r.final_mean())
         sent = r.counters[COUNTERS.index("bits_sent")].mean(axis=1)
         messages = r.counters[COUNTERS.index("messages_sent")].mean(axis=1)
         rows.append({
@@ -152,6 +162,7 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
             "bits_sent_per_agent_median": _number(np.median(sent)),
             "messages_sent_per_agent_median": _number(np.median(messages)),
             "diameter_median": _number(np.median(r.diameter)), "max_degree_median": _number(np.median(r.max_degree)),
+            "crashed_agents_median": _number(np.median((r.crash <= c["horizon"]).sum(axis=1))),
         })  # fmt: skip
     return rows
 
@@ -215,5 +226,6 @@ def read_curves(out: Path) -> list[ConfigResult]:
             counters=counters,
             diameter=np.array(finals["diameter"])[f_rows].reshape(n_runs, agents)[:, 0],
             max_degree=np.array(finals["max_degree"])[f_rows].reshape(n_runs, agents)[:, 0],
+            crash=np.array(finals["crash"])[f_rows].reshape(n_runs, agents),
         )
     return list(results.values())

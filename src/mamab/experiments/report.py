@@ -20,7 +20,7 @@ class Claim:
 
 
 def _final(r: ConfigResult) -> float:
-    return float(np.median(r.final_regret.mean(axis=1)))
+    return float(np.median(r.final_mean()))
 
 
 def _bits(r: ConfigResult) -> float:
@@ -152,7 +152,7 @@ def figure_table(results: list[ConfigResult]) -> str:
     lines = [f"| (N, K) | graph |{loss_head} algorithm | median final regret / agent | 95% band | median bits sent / agent |",
              f"|---|---|{loss_rule}---|---|---|---|"]  # fmt: skip
     for r in results:
-        med, lo, hi = median_band(r.final_regret.mean(axis=1))
+        med, lo, hi = median_band(r.final_mean())
         c = r.config
         loss = f" {c['loss']:g} |" if with_loss else ""
         lines.append(f"| ({c['agents']}, {c['arms']}) | {c['graph']} |{loss} {c['algorithm']} | {med:.1f} | "

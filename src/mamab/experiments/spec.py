@@ -57,6 +57,7 @@ EXPERIMENT_KEYS = {
     "sigma": (float, int),
     "alpha": (float, int),
     "loss": (float, int, list),
+    "crash_rate": (float, int),
 }
 REQUIRED = ("algorithms", "agents", "arms", "horizon")
 PRESETS = ("paper", "paper-quick")
@@ -189,6 +190,7 @@ def _parse_experiment(
                     sigma=float(block.get("sigma", 1.0)),
                     params=params,
                     grid_points=grid_points,
+                    crash_rate=float(block.get("crash_rate", 0.0)),
                 )
             )
         except ConfigError as err:

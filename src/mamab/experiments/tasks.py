@@ -79,12 +79,13 @@ def compute_task(task: Task) -> bytes:
     arrays = {
         "grid": result.grid,
         "runs": np.asarray(result.runs, dtype=np.int64),
-        "regret_mean": result.regret.mean(axis=1),
+        "regret_mean": result.survivor_mean(result.regret),  # crashed agents reported apart
         "bits_mean": result.bits.mean(axis=1),
         "final_regret": result.final_regret,
         "counters": np.stack([result.counts[name] for name in COUNTERS]),
         "diameter": result.diameter,
         "max_degree": result.max_degree,
+        "crash": result.crash,
     }
     meta = json.dumps(
         {"format": FORMAT, "task": task.name, "config": task.config.to_dict()}, sort_keys=True
