@@ -38,6 +38,7 @@ class Agent(ABC):
         self.horizon = horizon
         self.neighbours = tuple(neighbours)
         self._neighbour_set = frozenset(self.neighbours)
+        self._outbox: list[Message] = []  # what outgoing() hands over next
 
     @abstractmethod
     def select_arm(self) -> int:
@@ -49,10 +50,12 @@ class Agent(ABC):
 
     def outgoing(self) -> list[Message]:
         """Messages to send in the current communication round (empty when silent)."""
-        return []
+        out, self._outbox = self._outbox, []
+        return out
 
     def receive(self, message: Message) -> None:
         """Accept one message; raise :class:`InvalidMessage` (state unchanged) if it is refused."""
+        self._check_envelope(message)
         raise InvalidMessage(f"agent {self.agent_id} takes no messages")
 
     # -- checks shared by the algorithms; they run before any state changes --

@@ -39,7 +39,6 @@ class FullCommunicationAgent(NoCommunicationAgent):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._bits = index_bits(self.n_arms) + REWARD_BITS
-        self._outbox: list[Message] = []
         self._heard: set[int] = set()
 
     def observe(self, arm: int, reward: float) -> None:
@@ -48,10 +47,6 @@ class FullCommunicationAgent(NoCommunicationAgent):
             Message(self.agent_id, v, (arm, reward), self._bits) for v in self.neighbours
         ]
         self._heard = set()
-
-    def outgoing(self) -> list[Message]:
-        out, self._outbox = self._outbox, []
-        return out
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)

@@ -39,7 +39,6 @@ class CoopUcbAgent(Agent):
         self._next_counts: np.ndarray | None = None
         self._next_sums: np.ndarray | None = None
         self._heard: set[int] = set()
-        self._outbox: list[Message] = []
 
     def select_arm(self) -> int:
         if self._next_counts is not None:
@@ -72,10 +71,6 @@ class CoopUcbAgent(Agent):
         self._outbox = [
             Message(self.agent_id, v, (own_counts, own_sums), bits) for v in self.neighbours
         ]
-
-    def outgoing(self) -> list[Message]:
-        out, self._outbox = self._outbox, []
-        return out
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)

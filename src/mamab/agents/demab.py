@@ -45,7 +45,6 @@ class DemabAgent(Agent):
         self.sums = dict.fromkeys(self.active, 0.0)
         self.announced: int | None = None
         self.listening = False
-        self._outbox: list[Message] = []
         self._bits = index_bits(n_arms)
 
     def select_arm(self) -> int:
@@ -72,10 +71,6 @@ class DemabAgent(Agent):
             if self.active:
                 best = max(self.active, key=lambda a: (self._lcb(a), -a))
                 self._send(("report", best, self._lcb(best)), self._bits + REWARD_BITS)
-
-    def outgoing(self) -> list[Message]:
-        out, self._outbox = self._outbox, []
-        return out
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)

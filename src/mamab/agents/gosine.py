@@ -32,7 +32,6 @@ class GosineAgent(Agent):
         self.played: dict[int, int] = {}
         self.listening = False
         self._requests: list[int] = []
-        self._outbox: list[Message] = []
 
     @property
     def active(self) -> tuple[int, ...]:
@@ -60,7 +59,7 @@ class GosineAgent(Agent):
         return max(self.active, key=lambda a: (self.played.get(a, 0), -a))
 
     def outgoing(self) -> list[Message]:
-        out, self._outbox = self._outbox, []
+        out = super().outgoing()
         if self._requests:
             best = self.most_played()
             out += [

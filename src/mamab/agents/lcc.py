@@ -43,7 +43,6 @@ class LccUcbAgent(Agent):
         self.ucb = UCB(self.initial_arms, alpha)
         self.listening = False  # True between the end of a phase and the next select_arm
         self._received: dict[int, int] = {}
-        self._outbox: list[Message] = []
 
     def select_arm(self) -> int:
         if self.phase >= len(self.phases):
@@ -57,10 +56,6 @@ class LccUcbAgent(Agent):
         self.step_in_phase += 1
         if self.step_in_phase == self.phases[self.phase]:
             self._end_phase(self.ucb.most_played())
-
-    def outgoing(self) -> list[Message]:
-        out, self._outbox = self._outbox, []
-        return out
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)

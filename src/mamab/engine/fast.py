@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,9 +59,7 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     if config.algorithm == "coop-ucb2":
         return run_coop(config, instance, grid, trace)
     problem, graph = instance.problem, instance.topology
-    crash = crash_steps(
-        config.seed, instance.run, config.agents, config.horizon, config.crash_rate, config.crash_at
-    )
+    rec = Recording.start(config, instance, grid, trace)
     n, k, horizon = config.agents, config.arms, config.horizon
     indptr, indices = graph.csr()
     mode = MODES[config.algorithm]
@@ -91,24 +90,17 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     untried, samples, n_cand = (np.zeros(n, dtype=np.int64) for _ in range(3))
     block_end = np.full(n, -1, dtype=np.int64)
     bound, block_width = np.zeros(n), np.zeros(n)
-    regret = np.zeros(n)
-    recorded = np.zeros((n, grid.size))
-    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
-    counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
-    pos = np.zeros(4, dtype=np.int64)
-    trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
         kernels.run_chunk(
-            mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
+            mode, noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters,
             count, total, mean, inv_sqrt, cand, in_cand,
             untried, samples, n_cand, block_end, bound, block_width,
             slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
             float(config.sigma), alpha_of(config.algorithm, config.params),
             phases, block, indptr, indices, relay_rounds, message_bits,
-            known, fresh, nxt, trace, trace_out, float(config.loss), fault_seed(config.seed, instance.run),
-            crash,
+            known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash,
         )  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
+    return rec.result(instance, trace)
 
 
 def run_demab(
@@ -120,7 +112,7 @@ def run_demab(
     from mamab.engine.demab_kernel import demab_chunk
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
-    crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
+    rec = Recording.start(config, instance, grid, trace)
     split = initial_split(draw_permutation(instance.algorithm_rng(config.seed), k), n)
     width = block_size(k, n)
     active = np.zeros((n, width), dtype=np.int64)
@@ -132,20 +124,14 @@ def run_demab(
     pointer = np.zeros(n, dtype=np.int64)
     state = np.full(2 + n, -1, dtype=np.int64)
     state[1] = 0
-    regret = np.zeros(n)
-    recorded = np.zeros((n, grid.size))
-    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
-    counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
-    pos = np.zeros(4, dtype=np.int64)
-    trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
     ends = phase_ends(horizon, n, k)
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
-        demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
+        demab_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, active, size, count,
                     total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
-                    alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, trace_out,
-                    float(config.loss), fault_seed(config.seed, instance.run), crash)  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
+                    alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, rec.trace_out,
+                    rec.loss, rec.fault_key, rec.crash)  # fmt: skip
+    return rec.result(instance, trace)
 
 
 def run_gosine(
@@ -156,7 +142,7 @@ def run_gosine(
     from mamab.gosine_schedule import draw_partners, initial_sets, phase_ends
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
-    crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
+    rec = Recording.start(config, instance, grid, trace)
     ends = phase_ends(horizon, config.params.gossip_exponent)
     draws = draw_partners(instance.algorithm_rng(config.seed), len(ends), n)
     sets = [initial_sets(i, k, n) for i in range(n)]
@@ -173,19 +159,15 @@ def run_gosine(
         size[i] = len(arms)
     count, played = np.zeros((n, k), dtype=np.int64), np.zeros((n, k), dtype=np.int64)
     total, mean, inv_sqrt = (np.zeros((n, k)) for _ in range(3))
-    regret, recorded = np.zeros(n), np.zeros((n, grid.size))
-    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
-    counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
-    pos, state = np.zeros(4, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
+    state = np.zeros(1, dtype=np.int64)
     indptr, indices = instance.topology.csr()
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
-        gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, count, total, mean,
+        gosine_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, count, total, mean,
                      inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                      indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
                      float(config.sigma), alpha_of("gosine", config.params), index_bits(k), trace,
-                     trace_out, float(config.loss), fault_seed(config.seed, instance.run), crash)  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
+                     rec.trace_out, rec.loss, rec.fault_key, rec.crash)  # fmt: skip
+    return rec.result(instance, trace)
 
 
 def run_coop(
@@ -196,7 +178,7 @@ def run_coop(
     from mamab.engine.coop_kernel import coop_chunk
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
-    crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
+    rec = Recording.start(config, instance, grid, trace)
     graph = instance.topology
     weights = [
         consensus_weights(int(d), graph.max_degree, config.params.consensus_kappa)
@@ -205,31 +187,56 @@ def run_coop(
     weight = np.array([w for w, _ in weights])
     self_weight = np.array([s for _, s in weights])
     counts, sums, own_counts, own_sums = (np.zeros((n, k)) for _ in range(4))
-    regret, recorded = np.zeros(n), np.zeros((n, grid.size))
-    recorded_bits = np.zeros((n, grid.size), dtype=np.int64)
-    counters = np.zeros((len(COUNTERS), n), dtype=np.int64)
-    pos = np.zeros(4, dtype=np.int64)
-    trace_out = np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64)
     indptr, indices = graph.csr()
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
-        coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
+        coop_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, counts, sums, own_counts,
                    own_sums, weight, self_weight, indptr, indices, n, problem.means, problem.gaps,
                    config.reward == "bernoulli", float(config.sigma), alpha_of("coop-ucb2", config.params),
-                   2 * k * REWARD_BITS, trace, trace_out, float(config.loss),
-                   fault_seed(config.seed, instance.run), crash)  # fmt: skip
-    return _result(instance, recorded, recorded_bits, counters, trace_out if trace else None, crash)
+                   2 * k * REWARD_BITS, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash)  # fmt: skip
+    return rec.result(instance, trace)
 
 
-def _result(instance: Instance, recorded, recorded_bits, counters, arms, crash) -> RunResult:
-    topology = instance.topology
-    return RunResult(
-        run=instance.run,
-        regret=recorded,
-        bits=recorded_bits,
-        counts={name: counters[i] for i, name in enumerate(COUNTERS)},
-        means=instance.problem.means,
-        diameter=topology.diameter if topology.is_connected else -1,
-        max_degree=topology.max_degree,
-        arms=arms,
-        crash=crash,
-    )
+@dataclass
+class Recording:
+    """What every kernel fills for one run: regret and bits on the grid, counters, position."""
+
+    regret: np.ndarray  # (agents,) running regret
+    recorded: np.ndarray  # (agents, grid)
+    recorded_bits: np.ndarray  # (agents, grid)
+    counters: np.ndarray  # (len(COUNTERS), agents)
+    pos: np.ndarray  # [step, phase, step in phase, next grid point]
+    trace_out: np.ndarray  # (horizon, agents) or a (1, 1) placeholder
+    crash: np.ndarray  # (agents,) step from which each agent is dead
+    fault_key: int
+    loss: float
+
+    @classmethod
+    def start(cls, config: Config, instance: Instance, grid: np.ndarray, trace: bool) -> Recording:
+        n, horizon = config.agents, config.horizon
+        return cls(
+            regret=np.zeros(n),
+            recorded=np.zeros((n, grid.size)),
+            recorded_bits=np.zeros((n, grid.size), dtype=np.int64),
+            counters=np.zeros((len(COUNTERS), n), dtype=np.int64),
+            pos=np.zeros(4, dtype=np.int64),
+            trace_out=np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64),
+            crash=crash_steps(
+                config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at
+            ),
+            fault_key=fault_seed(config.seed, instance.run),
+            loss=float(config.loss),
+        )
+
+    def result(self, instance: Instance, trace: bool) -> RunResult:
+        topology = instance.topology
+        return RunResult(
+            run=instance.run,
+            regret=self.recorded,
+            bits=self.recorded_bits,
+            counts={name: self.counters[i] for i, name in enumerate(COUNTERS)},
+            means=instance.problem.means,
+            diameter=topology.diameter if topology.is_connected else -1,
+            max_degree=topology.max_degree,
+            arms=self.trace_out if trace else None,
+            crash=self.crash,
+        )
