@@ -32,3 +32,9 @@ def test_percentile_band_against_numpy():
         hi, np.percentile(x, 97.5, axis=0)
     )
     assert np.all(lo <= med) and np.all(med <= hi)
+
+
+def test_band_leaves_out_runs_without_survivors():
+    x = np.array([1.0, np.nan, 3.0, 2.0, np.nan])
+    assert median_band(x) == median_band(np.array([1.0, 2.0, 3.0]))
+    assert all(np.isnan(v) for v in median_band(np.array([np.nan, np.nan])))

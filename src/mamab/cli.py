@@ -256,6 +256,9 @@ def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool, executor: 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: turn usage and configuration errors into one line and exit code 2."""
+    if not (sys.argv[1:] if argv is None else argv):  # bare `mamab`: the help, not an error
+        click.echo(cli.get_help(click.Context(cli, info_name="mamab")))
+        sys.exit(0)
     try:
         code = cli.main(args=argv, prog_name="mamab", standalone_mode=False)
     except (click.ClickException, ConfigError) as err:

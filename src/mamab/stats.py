@@ -31,8 +31,17 @@ def median_ci_ranks(n: int, level: float = 0.95) -> tuple[int, int]:
 def median_band(
     samples: np.ndarray, level: float = 0.95, axis: int = 0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(median, lower, upper) along ``axis`` with the order-statistic interval of the median."""
-    x = np.sort(np.asarray(samples, dtype=np.float64), axis=axis)
+    """(median, lower, upper) along ``axis`` with the order-statistic interval of the median.
+
+    NaN samples (a run where every agent crashed has no survivors' mean) are left out of a 1-D
+    sample; all-NaN gives NaN.
+    """
+    x = np.asarray(samples, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[~np.isnan(x)]
+        if x.size == 0:
+            return np.float64(np.nan), np.float64(np.nan), np.float64(np.nan)
+    x = np.sort(x, axis=axis)
     lo, hi = median_ci_ranks(x.shape[axis], level)
     return np.median(x, axis=axis), np.take(x, lo - 1, axis=axis), np.take(x, hi - 1, axis=axis)
 

@@ -61,7 +61,7 @@ def run_sweep(
     write_json(directory / "metadata.json", {
         "spec": spec.to_dict(),
         "seeds": "run r of a configuration uses SeedSequence(seed, spawn_key=(r, stream)), "
-                 "streams: means=0, graph=1, noise=2, algorithm=3, faults=4",
+                 "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5",
         "versions": package_versions(),
     })  # fmt: skip
     return SweepOutcome(results, summary, len(todo), len(tasks) - len(todo), steps, seconds)
