@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -46,13 +47,29 @@ def _bound(r: ConfigResult, t: np.ndarray) -> np.ndarray | None:
     return None
 
 
+def panel_figure(results: list[ConfigResult], title: str, xlabel: str, ylabel: str,
+                 draw: Callable[[Any, list[ConfigResult]], None], legend_title: str | None = None):  # fmt: skip
+    """One panel per (N, K, graph, T): ``draw(ax, members)`` fills it; labels, grid and legend here."""
+    grouped = panels(results)
+    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
+    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+        draw(ax, members)
+        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8, title=legend_title, title_fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def regret_figure(
     results: list[ConfigResult], title: str, exclude: Iterable[str] = (), bounds: bool = False
 ):
     """Median per-agent regret vs t with the order-statistic 95% band, one panel per (N, K)."""
-    grouped = panels(results)
-    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
-    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+
+    def draw(ax, members: list[ConfigResult]) -> None:
         for r in members:
             algorithm = r.config["algorithm"]
             if algorithm in exclude:
@@ -65,23 +82,16 @@ def regret_figure(
                 ax.plot(
                     r.grid[r.grid > 1], b, linestyle="--", color=colour, label=f"{algorithm} bound"
                 )
-        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
-        ax.set_xlabel("t")
-        ax.set_ylabel("cumulative regret per agent")
         if bounds:
             ax.set_yscale("log")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+
+    return panel_figure(results, title, "t", "cumulative regret per agent", draw)
 
 
 def bits_figure(results: list[ConfigResult], title: str):
     """Median bits sent per agent vs t (log scale), one panel per (N, K)."""
-    grouped = panels(results)
-    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
-    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+
+    def draw(ax, members: list[ConfigResult]) -> None:
         for r in members:
             med = np.median(r.bits, axis=0)
             if not np.any(med > 0):
@@ -90,14 +100,8 @@ def bits_figure(results: list[ConfigResult], title: str):
                     color=COLOURS.get(r.config["algorithm"]))  # fmt: skip
         ax.set_yscale("log")
         ax.set_xscale("log")
-        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
-        ax.set_xlabel("t")
-        ax.set_ylabel("bits sent per agent")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+
+    return panel_figure(results, title, "t", "bits sent per agent", draw)
 
 
 def frontier_points(members: list[ConfigResult]) -> list[tuple[str, float, float, float, float]]:
@@ -121,30 +125,23 @@ def pareto(points: list[tuple[str, float, float, float, float]]) -> set[str]:
 
 def frontier_figure(results: list[ConfigResult], title: str):
     """Median final regret against median bits sent per agent, one panel per (N, K)."""
-    grouped = panels(results)
-    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
-    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+
+    def draw(ax, members: list[ConfigResult]) -> None:
         points = frontier_points(members)
         best = pareto(points)
         for name, bits, regret, lo, hi in points:
             ax.errorbar([bits], [regret], yerr=[[regret - lo], [hi - regret]], fmt="o", capsize=3,
                         color=COLOURS.get(name), label=name + (" *" if name in best else ""))  # fmt: skip
         ax.set_xscale("symlog", linthresh=1.0)
-        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
-        ax.set_xlabel("bits sent per agent (0, then log scale)")
-        ax.set_ylabel("final regret per agent")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8, title="* on the frontier", title_fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+
+    return panel_figure(results, title, "bits sent per agent (0, then log scale)", "final regret per agent",
+                        draw, legend_title="* on the frontier")  # fmt: skip
 
 
 def loss_figure(results: list[ConfigResult], title: str):
     """Median final regret per agent against the message-loss probability, with 95% bands."""
-    grouped = panels(results)
-    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
-    for ax, ((n, k, graph, _), members) in zip(axes[0], grouped.items(), strict=True):
+
+    def draw(ax, members: list[ConfigResult]) -> None:
         for algorithm in dict.fromkeys(r.config["algorithm"] for r in members):
             series = sorted(
                 (r for r in members if r.config["algorithm"] == algorithm),
@@ -162,14 +159,10 @@ def loss_figure(results: list[ConfigResult], title: str):
                 color=colour,
                 linewidth=0,
             )
-        ax.set_title(f"(N, K) = ({n}, {k}), {graph}")
-        ax.set_xlabel("probability that a message is lost")
-        ax.set_ylabel("final regret per agent")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+
+    return panel_figure(
+        results, title, "probability that a message is lost", "final regret per agent", draw
+    )
 
 
 def save(fig, path_stem: Path) -> list[Path]:

@@ -46,6 +46,19 @@ def _best_lcb(n, active, size, count, total, alpha, log_horizon):
 
 
 @njit(cache=True)
+def _agent_sends(counters, n, bits, dropped):
+    """Count one message from agent n to the server; True when it arrives."""
+    counters[SENT, n] += 1
+    counters[BITS, n] += bits
+    counters[ROUNDS, n] += 1
+    if dropped:
+        counters[LOST, n] += 1
+        counters[BITS_LOST, n] += bits
+        return False
+    return True
+
+
+@njit(cache=True)
 def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
                    counters, state, loss, fault_key, step, crash):  # fmt: skip
     """Reports, announcement, elimination, counts and (if unbalanced) re-division.
@@ -61,12 +74,7 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
             continue
         slot, lcb = _best_lcb(n, active, size, count, total, alpha, log_horizon)
         arm = active[n, slot]
-        counters[SENT, n] += 1
-        counters[BITS, n] += pair_bits
-        counters[ROUNDS, n] += 1
-        if lost(loss, fault_key, step, 0, n, server):
-            counters[LOST, n] += 1
-            counters[BITS_LOST, n] += pair_bits
+        if not _agent_sends(counters, n, pair_bits, lost(loss, fault_key, step, 0, n, server)):
             continue
         if lcb > best_bound or (lcb == best_bound and arm < best_arm):
             best_arm, best_bound = arm, lcb
@@ -82,12 +90,7 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
         counters[RECV, n] += 1
         counters[BITS_RECV, n] += pair_bits
         _eliminate(n, best_bound, active, size, count, total, alpha, log_horizon)
-        counters[SENT, n] += 1
-        counters[BITS, n] += count_bits
-        counters[ROUNDS, n] += 1
-        if lost(loss, fault_key, step, 2, n, server):
-            counters[LOST, n] += 1
-            counters[BITS_LOST, n] += count_bits
+        if not _agent_sends(counters, n, count_bits, lost(loss, fault_key, step, 2, n, server)):
             continue
         counted += 1
         smallest = min(smallest, size[n])
@@ -105,13 +108,9 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
             continue
         counters[RECV, n] += 1
         counters[BITS_RECV, n] += 1
-        bits = max(1, size[n] * index_bits)
-        counters[SENT, n] += 1
-        counters[BITS, n] += bits
-        counters[ROUNDS, n] += 1
-        if lost(loss, fault_key, step, 4, n, server):
-            counters[LOST, n] += 1
-            counters[BITS_LOST, n] += bits
+        if not _agent_sends(
+            counters, n, max(1, size[n] * index_bits), lost(loss, fault_key, step, 4, n, server)
+        ):
             complete = False
             continue
         for s in range(size[n]):
