@@ -30,6 +30,7 @@ def configs(draw, algorithm: str) -> Config:
         grid_points=draw(st.integers(1, 50)),
         loss=draw(st.sampled_from([0.0, 0.0, 0.25, 0.7, 1.0])),
         crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])),
+        recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])),
     )
 
 

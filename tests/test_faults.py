@@ -138,3 +138,33 @@ def test_bad_crash_settings():
                            ({"crash_at": (0, 0, 0), "crash_rate": 0.1}, "not both")]:  # fmt: skip
         with pytest.raises(ConfigError, match=needle):
             Config("lcc-ucb", agents=3, arms=6, horizon=10, **kwargs)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_a_recovered_agent_plays_again_with_fresh_state(algorithm):
+    config = Config(algorithm, agents=4, arms=16, horizon=4_000, graph="ring", seed=2,
+                    crash_at=(0, 500, 0, 0), recover_after=700)  # fmt: skip
+    ref = simulate(config, engine="reference", trace=True)
+    assert np.array_equal(ref.arms, simulate(config, trace=True).arms)
+    grid, regret = ref.grid, ref.regret[0, 1]
+    down = (grid >= 500) & (grid < 1_200)
+    assert np.all(np.diff(regret[down]) == 0)  # nothing accrues while it is down
+    assert regret[-1] > regret[grid < 1_200][-1]  # and it plays again afterwards
+    assert np.all(ref.arms[0, 499:1_199, 1] == 0) and np.any(ref.arms[0, 1_199:, 1] != 0)
+    assert ref.summary()["per_run"][0]["crashed_agents"] == [1]
+
+
+def test_a_recovered_lcc_agent_rejoins_the_current_phase():
+    from mamab.agents import make_agents
+    from mamab.topology import complete
+
+    agents = make_agents("lcc-ucb", complete(3), 9, 2_000)
+    for agent in agents:
+        agent.observe(agent.select_arm(), 1.0)
+    agents[1].reset(700)
+    other = agents[0]
+    other.reset(700)  # the same clock computation; compare with the schedule directly
+    ends = np.cumsum(other.phases)
+    phase = int(np.searchsorted(ends, 700, side="right"))
+    assert agents[1].phase == phase and agents[1].step_in_phase == 700 - ends[phase - 1]
+    assert agents[1].recommendations == frozenset() and agents[1].ucb.arms == agents[1].initial_arms

@@ -80,7 +80,9 @@ def cli() -> None:
 @click.option("--loss", type=float, default=0.0, show_default=True,
               help="Probability that each message is lost, independently.")  # fmt: skip
 @click.option("--crash-rate", type=float, default=0.0, show_default=True,
-              help="Probability per agent and step of crashing for good (stops playing and talking).")  # fmt: skip
+              help="Probability per agent and step of crashing (stops playing and talking).")  # fmt: skip
+@click.option("--recover-after", type=int, default=0, show_default=True,
+              help="Steps a crashed agent stays down before restarting with fresh state (0: never).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 def run(
     algorithm: str,
@@ -99,6 +101,7 @@ def run(
     grid_points: int,
     loss: float,
     crash_rate: float,
+    recover_after: int,
     out: Path | None,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
@@ -116,6 +119,7 @@ def run(
         params=AlgorithmParams(alpha=alpha),
         loss=loss,
         crash_rate=crash_rate,
+        recover_after=recover_after,
         grid_points=grid_points,
     )
     if out is not None and out.exists() and not out.is_dir():

@@ -44,6 +44,7 @@ class Config:
     loss: float = 0.0  # probability that any one message is lost, independently
     crash_rate: float = 0.0  # probability per agent per step of crashing (for good)
     crash_at: tuple[int, ...] | None = None  # explicit crash step per agent (0: never)
+    recover_after: int = 0  # steps a crashed agent stays down, then restarts fresh (0: never)
 
     def __post_init__(self) -> None:
         for name in ("agents", "arms", "horizon", "runs", "grid_points"):
@@ -84,6 +85,9 @@ class Config:
                 )
             if rate > 0:
                 raise ConfigError("give crash_at or crash_rate, not both")
+        back = self.recover_after
+        if isinstance(back, bool) or not isinstance(back, int) or back < 0:
+            raise ConfigError(f"recover_after must be a non-negative number of steps, got {back!r}")
             object.__setattr__(self, "crash_at", at)
         if self.means is not None:
             means = tuple(float(m) for m in self.means)

@@ -33,6 +33,16 @@ def crash_steps(seed: int, run: int, n_agents: int, horizon: int, rate: float,
     return np.minimum(steps, never).astype(np.int64)
 
 
+def recovery_steps(crash: np.ndarray, horizon: int, recover_after: int) -> np.ndarray:
+    """Step from which each crashed agent is back with fresh state (T + 2: never)."""
+    never = horizon + 2
+    if recover_after <= 0:
+        return np.full(crash.shape, never, dtype=np.int64)
+    return np.where(crash <= horizon, np.minimum(crash + recover_after, never), never).astype(
+        np.int64
+    )
+
+
 def fault_seed(seed: int, run: int) -> int:
     """The run's 63-bit fault seed, from its own 'faults' stream."""
     return int(rng(seed, run, "faults").integers(1 << 63))

@@ -48,6 +48,13 @@ class Agent(ABC):
     def observe(self, arm: int, reward: float) -> None:
         """Learn from this step's own reward."""
 
+    def reset(self, done_steps: int) -> None:
+        """Restart with fresh state after a crash; ``done_steps`` steps have passed for everyone.
+
+        The protocol clock (epoch, phase) is global, so the agent rejoins at the right place.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot recover from a crash")
+
     def outgoing(self) -> list[Message]:
         """Messages to send in the current communication round (empty when silent)."""
         out, self._outbox = self._outbox, []

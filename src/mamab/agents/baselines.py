@@ -25,6 +25,10 @@ class NoCommunicationAgent(Agent):
     def select_arm(self) -> int:
         return self.ucb.select()
 
+    def reset(self, done_steps: int) -> None:
+        self.ucb = UCB(range(self.n_arms), self.ucb.alpha)
+        self._outbox = []
+
     def observe(self, arm: int, reward: float) -> None:
         self.ucb.update(arm, reward)
 

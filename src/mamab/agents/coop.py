@@ -40,6 +40,13 @@ class CoopUcbAgent(Agent):
         self._next_sums: np.ndarray | None = None
         self._heard: set[int] = set()
 
+    def reset(self, done_steps: int) -> None:
+        self.counts, self.sums = np.zeros(self.n_arms), np.zeros(self.n_arms)
+        self.t = done_steps
+        self._next_counts = self._next_sums = None
+        self._heard = set()
+        self._outbox = []
+
     def select_arm(self) -> int:
         if self._next_counts is not None:
             self.counts, self.sums = self._next_counts, self._next_sums

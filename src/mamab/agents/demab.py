@@ -37,6 +37,7 @@ class DemabAgent(Agent):
         self.server = server
         self.alpha = alpha
         self.active = sorted(arms)
+        self.initial_arms = tuple(self.active)
         self.ends = phase_ends(horizon, n_agents, n_arms).tolist()
         self.stage_one = stage_one_length(horizon, n_agents, n_arms)
         self.t = 0
@@ -46,6 +47,15 @@ class DemabAgent(Agent):
         self.announced: int | None = None
         self.listening = False
         self._bits = index_bits(n_arms)
+
+    def reset(self, done_steps: int) -> None:
+        """Back with its initial arms, fresh samples and no announcement, at the global time."""
+        self.active = list(self.initial_arms)
+        self.t = done_steps
+        self.announced = None
+        self.listening = False
+        self._outbox = []
+        self._start_phase()
 
     def select_arm(self) -> int:
         if self.listening:

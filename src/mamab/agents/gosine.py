@@ -23,6 +23,7 @@ class GosineAgent(Agent):
                  exponent: float = 3.0):  # fmt: skip
         super().__init__(agent_id, n_arms, horizon, neighbours)
         self.sticky = tuple(sticky)
+        self.initial_non_sticky = tuple(non_sticky)
         self.non_sticky = list(non_sticky)
         self.ucb = UCB(range(n_arms), alpha)
         self.ends = phase_ends(horizon, exponent).tolist()
@@ -32,6 +33,18 @@ class GosineAgent(Agent):
         self.played: dict[int, int] = {}
         self.listening = False
         self._requests: list[int] = []
+
+    def reset(self, done_steps: int) -> None:
+        """Fresh statistics and initial sets; t stays global (GosInE's UCB clock is never reset)."""
+        self.ucb = UCB(range(self.n_arms), self.ucb.alpha)
+        self.ucb.samples = done_steps
+        self.non_sticky = list(self.initial_non_sticky)
+        self.t = done_steps
+        self.phase = sum(1 for end in self.ends if end <= done_steps)
+        self.played = {}
+        self.listening = False
+        self._requests = []
+        self._outbox = []
 
     @property
     def active(self) -> tuple[int, ...]:

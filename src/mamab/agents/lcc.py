@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from mamab.agents.base import Agent, Message
 from mamab.agents.ucb import UCB
 from mamab.errors import InvalidMessage
@@ -56,6 +58,17 @@ class LccUcbAgent(Agent):
         self.step_in_phase += 1
         if self.step_in_phase == self.phases[self.phase]:
             self._end_phase(self.ucb.most_played())
+
+    def reset(self, done_steps: int) -> None:
+        """A fresh UCB on S_n alone, for the rest of the phase the others are in."""
+        ends = np.cumsum(self.phases)
+        self.phase = int(np.searchsorted(ends, done_steps, side="right"))
+        self.step_in_phase = done_steps - (int(ends[self.phase - 1]) if self.phase else 0)
+        self.recommendations = frozenset()
+        self.ucb = UCB(self.initial_arms, self.alpha)
+        self.listening = False
+        self._received = {}
+        self._outbox = []
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
@@ -143,6 +156,10 @@ class RelayAgent(LccUcbAgent):
             if origin not in self.known:
                 self.known[origin] = arm
                 self._fresh.append((origin, arm))
+
+    def reset(self, done_steps: int) -> None:
+        super().reset(done_steps)
+        self.known, self._fresh, self._round = {}, [], 0
 
     def _end_phase(self, best: int) -> None:
         super()._end_phase(best)

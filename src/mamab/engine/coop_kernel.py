@@ -18,16 +18,22 @@ from mamab.faults import lost
 @njit(cache=True, nogil=True)
 def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
                own_sums, weight, self_weight, indptr, indices, n_agents_total, means, gaps, bernoulli,
-               sigma, alpha, message_bits, trace, trace_out, loss, fault_key, crash):  # fmt: skip
+               sigma, alpha, message_bits, trace, trace_out, loss, fault_key, crash, back):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
     n_agents, n_arms = counts.shape
+    alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
         t = pos[STEP] + 1
         log_t = math.log(t)
         extra = math.sqrt(log_t)
         for n in range(n_agents):
-            if t >= crash[n]:
-                continue  # crashed: plays and sends no more
+            alive[n] = t < crash[n] or t >= back[n]
+            if t == back[n]:  # back from a crash: estimates start from zero
+                counts[n, :] = 0.0
+                sums[n, :] = 0.0
+        for n in range(n_agents):
+            if not alive[n]:
+                continue  # crashed: plays and sends nothing
             arm = -1
             for i in range(n_arms):
                 if counts[n, i] == 0.0:
@@ -54,7 +60,7 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
             own_counts[n, arm] += 1.0
             own_sums[n, arm] += reward
         for n in range(n_agents):  # consensus: own share first, then neighbours by increasing id
-            dead = t >= crash[n]
+            dead = not alive[n]
             if not dead:
                 for i in range(n_arms):
                     counts[n, i] = self_weight[n] * own_counts[n, i]
@@ -66,7 +72,7 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
                     counters[ROUNDS, n] += 1
             for e in range(indptr[n], indptr[n + 1]):
                 j = indices[e]
-                if t >= crash[j]:
+                if not alive[j]:
                     continue  # a dead neighbour sent nothing
                 if dead or lost(loss, fault_key, t, 0, j, n):  # j's estimates never reach n
                     counters[LOST, j] += 1

@@ -60,7 +60,7 @@ def _agent_sends(counters, n, bits, dropped):
 
 @njit(cache=True)
 def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
-                   counters, state, loss, fault_key, step, crash):  # fmt: skip
+                   counters, state, loss, fault_key, step, alive):  # fmt: skip
     """Reports, announcement, elimination, counts and (if unbalanced) re-division.
 
     Round r of this exchange sends message (step, r, sender, receiver); the server is node N.
@@ -70,7 +70,7 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
     server = n_agents
     best_arm, best_bound = -1, -math.inf
     for n in range(n_agents):  # round 0: reports
-        if size[n] == 0 or step >= crash[n]:
+        if size[n] == 0 or not alive[n]:
             continue
         slot, lcb = _best_lcb(n, active, size, count, total, alpha, log_horizon)
         arm = active[n, slot]
@@ -84,7 +84,7 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
     counted = 0
     smallest, largest = active.shape[1] + 1, -1
     for n in range(n_agents):  # round 1: announcement; round 2: counts
-        if step >= crash[n] or lost(loss, fault_key, step, 1, server, n):
+        if not alive[n] or lost(loss, fault_key, step, 1, server, n):
             continue
         state[2 + n] = best_arm
         counters[RECV, n] += 1
@@ -137,7 +137,8 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
 @njit(cache=True, nogil=True)
 def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
                 total, pointer, state, ends, stage_one, horizon, means, gaps, bernoulli, sigma, alpha,
-                index_bits, count_bits, trace, trace_out, loss, fault_key, crash):  # fmt: skip
+                index_bits, count_bits, trace, trace_out, loss, fault_key, crash, back, initial,
+                initial_size):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of DEMAB.
 
     ``state`` = [last announced arm, next end index, then each agent's last heard announcement].
@@ -145,11 +146,21 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
     n_agents = active.shape[0]
     log_horizon = math.log(horizon)
     pair_bits = index_bits + 64
+    alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
         t = pos[STEP] + 1
         for n in range(n_agents):
-            if t >= crash[n]:
-                continue  # crashed: plays no more
+            alive[n] = t < crash[n] or t >= back[n]
+            if t == back[n]:  # back from a crash: its initial arms, fresh samples, no announcement
+                size[n] = initial_size[n]
+                active[n, :] = initial[n, :]
+                count[n, :] = 0
+                total[n, :] = 0.0
+                pointer[n] = 0
+                state[2 + n] = -1
+        for n in range(n_agents):
+            if not alive[n]:
+                continue  # crashed: plays nothing
             arm = active[n, pointer[n]] if size[n] > 0 else state[2 + n]
             if bernoulli:
                 reward = np.float64(noise[row, n] < means[arm])
@@ -171,7 +182,7 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
                     _eliminate(n, top, active, size, count, total, alpha, log_horizon)
         if state[1] < ends.size and t == ends[state[1]]:
             _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits,
-                           pair_bits, counters, state, loss, fault_key, t, crash)  # fmt: skip
+                           pair_bits, counters, state, loss, fault_key, t, alive)  # fmt: skip
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0

@@ -11,7 +11,7 @@ import numpy as np
 from mamab.agents import alpha_of, lcc_shape
 from mamab.config import Config
 from mamab.engine import kernels
-from mamab.faults import crash_steps, fault_seed
+from mamab.faults import crash_steps, fault_seed, recovery_steps
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
@@ -98,7 +98,7 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
             slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
             float(config.sigma), alpha_of(config.algorithm, config.params),
             phases, block, indptr, indices, relay_rounds, message_bits,
-            known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash,
+            known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash, rec.back,
         )  # fmt: skip
     return rec.result(instance, trace)
 
@@ -125,12 +125,13 @@ def run_demab(
     state = np.full(2 + n, -1, dtype=np.int64)
     state[1] = 0
     ends = phase_ends(horizon, n, k)
+    initial, initial_size = active.copy(), size.copy()  # what a recovering agent gets back
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
         demab_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, active, size, count,
                     total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
                     alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, rec.trace_out,
-                    rec.loss, rec.fault_key, rec.crash)  # fmt: skip
+                    rec.loss, rec.fault_key, rec.crash, rec.back, initial, initial_size)  # fmt: skip
     return rec.result(instance, trace)
 
 
@@ -161,12 +162,13 @@ def run_gosine(
     total, mean, inv_sqrt = (np.zeros((n, k)) for _ in range(3))
     state = np.zeros(1, dtype=np.int64)
     indptr, indices = instance.topology.csr()
+    initial_non_sticky = non_sticky.copy()  # what a recovering agent gets back
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
         gosine_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, count, total, mean,
                      inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                      indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
                      float(config.sigma), alpha_of("gosine", config.params), index_bits(k), trace,
-                     rec.trace_out, rec.loss, rec.fault_key, rec.crash)  # fmt: skip
+                     rec.trace_out, rec.loss, rec.fault_key, rec.crash, rec.back, initial_non_sticky)  # fmt: skip
     return rec.result(instance, trace)
 
 
@@ -192,7 +194,7 @@ def run_coop(
         coop_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, counts, sums, own_counts,
                    own_sums, weight, self_weight, indptr, indices, n, problem.means, problem.gaps,
                    config.reward == "bernoulli", float(config.sigma), alpha_of("coop-ucb2", config.params),
-                   2 * k * REWARD_BITS, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash)  # fmt: skip
+                   2 * k * REWARD_BITS, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash, rec.back)  # fmt: skip
     return rec.result(instance, trace)
 
 
@@ -207,12 +209,16 @@ class Recording:
     pos: np.ndarray  # [step, phase, step in phase, next grid point]
     trace_out: np.ndarray  # (horizon, agents) or a (1, 1) placeholder
     crash: np.ndarray  # (agents,) step from which each agent is dead
+    back: np.ndarray  # (agents,) step from which a crashed agent is back with fresh state
     fault_key: int
     loss: float
 
     @classmethod
     def start(cls, config: Config, instance: Instance, grid: np.ndarray, trace: bool) -> Recording:
         n, horizon = config.agents, config.horizon
+        crash = crash_steps(
+            config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at
+        )
         return cls(
             regret=np.zeros(n),
             recorded=np.zeros((n, grid.size)),
@@ -220,9 +226,8 @@ class Recording:
             counters=np.zeros((len(COUNTERS), n), dtype=np.int64),
             pos=np.zeros(4, dtype=np.int64),
             trace_out=np.zeros((horizon, n) if trace else (1, 1), dtype=np.int64),
-            crash=crash_steps(
-                config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at
-            ),
+            crash=crash,
+            back=recovery_steps(crash, horizon, config.recover_after),
             fault_key=fault_seed(config.seed, instance.run),
             loss=float(config.loss),
         )

@@ -30,20 +30,20 @@ def _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size):
 
 @njit(cache=True)
 def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sticky, n_non_sticky,
-            index_bits, counters, asked, requests, reply, loss, fault_key, step, crash):  # fmt: skip
+            index_bits, counters, asked, requests, reply, loss, fault_key, step, alive):  # fmt: skip
     """Round 0: each agent asks a random neighbour; round 1: replies; then insert-eliminate."""
     n_agents = active.shape[0]
     requests[:] = 0
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
         asked[n] = -1
-        if degree == 0 or step >= crash[n]:
+        if degree == 0 or not alive[n]:
             continue
         p = indices[indptr[n] + min(int(draws[phase, n] * degree), degree - 1)]
         counters[SENT, n] += 1
         counters[BITS, n] += 1
         counters[ROUNDS, n] += 1
-        if step >= crash[p] or lost(loss, fault_key, step, 0, n, p):
+        if not alive[p] or lost(loss, fault_key, step, 0, n, p):
             counters[LOST, n] += 1
             counters[BITS_LOST, n] += 1
             continue
@@ -91,17 +91,29 @@ def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sti
 def gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, count, total, mean,
                  inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                  indptr, indices, means, gaps, bernoulli, sigma, alpha, index_bits, trace, trace_out, loss,
-                 fault_key, crash):  # fmt: skip
+                 fault_key, crash, back, initial_non_sticky):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of GosInE. ``state`` = [next phase index]."""
     n_agents = active.shape[0]
     asked = np.zeros(n_agents, dtype=np.int64)
     requests = np.zeros(n_agents, dtype=np.int64)
     reply = np.zeros(n_agents, dtype=np.int64)
+    alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
-        width = math.sqrt(alpha * math.log(pos[STEP] + 1))  # every agent has seen t-1 samples
+        width = math.sqrt(alpha * math.log(pos[STEP] + 1))  # the global t: never reset
+        step = pos[STEP] + 1
         for n in range(n_agents):
-            if pos[STEP] + 1 >= crash[n]:
-                continue  # crashed: plays no more
+            alive[n] = step < crash[n] or step >= back[n]
+            if step == back[n]:  # back from a crash: fresh statistics, initial sets
+                count[n, :] = 0
+                total[n, :] = 0.0
+                mean[n, :] = 0.0
+                inv_sqrt[n, :] = 0.0
+                played[n, :] = 0
+                non_sticky[n, :] = initial_non_sticky[n, :]
+                _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size)
+        for n in range(n_agents):
+            if not alive[n]:
+                continue  # crashed: plays nothing
             arm = -1
             for s in range(size[n]):  # untried arms first, in increasing order
                 if count[n, active[n, s]] == 0:
@@ -130,7 +142,7 @@ def gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, co
         pos[STEP] += 1
         if state[0] < ends.size and pos[STEP] == ends[state[0]]:
             _gossip(state[0], draws, indptr, indices, active, size, played, sticky, non_sticky,
-                    n_non_sticky, index_bits, counters, asked, requests, reply, loss, fault_key, pos[STEP], crash)  # fmt: skip
+                    n_non_sticky, index_bits, counters, asked, requests, reply, loss, fault_key, pos[STEP], alive)  # fmt: skip
             state[0] += 1
             played[:, :] = 0
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:

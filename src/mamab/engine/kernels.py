@@ -43,7 +43,7 @@ def _insert_sorted(n, arm, slot_arm, size):
 
 @njit(cache=True)
 def _flood(
-    indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, fault_key, step, crash
+    indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, fault_key, step, alive
 ):
     """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before."""
     n_agents = known.shape[0]
@@ -56,7 +56,7 @@ def _flood(
     for round_ in range(rounds):
         nxt[:] = False
         for n in range(n_agents):
-            if indptr[n + 1] == indptr[n] or step >= crash[n]:
+            if indptr[n + 1] == indptr[n] or not alive[n]:
                 continue
             pairs = 0
             for o in range(n_agents):
@@ -70,7 +70,7 @@ def _flood(
                 v = indices[e]
                 counters[SENT, n] += 1
                 counters[BITS, n] += pairs * pair_bits
-                if step >= crash[v] or lost(loss, fault_key, step, round_, n, v):
+                if not alive[v] or lost(loss, fault_key, step, round_, n, v):
                     counters[LOST, n] += 1
                     counters[BITS_LOST, n] += pairs * pair_bits
                     continue
@@ -87,7 +87,7 @@ def _flood(
 @njit(cache=True)
 def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
                untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
-               counters, known, fresh, nxt, recs, loss, fault_key, crash):  # fmt: skip
+               counters, known, fresh, nxt, recs, loss, fault_key, alive):  # fmt: skip
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
     n_agents = slot_arm.shape[0]
     step = pos[STEP] + 1
@@ -121,7 +121,7 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
             loss,
             fault_key,
             step,
-            crash,
+            alive,
         )
         if more:
             for n in range(n_agents):
@@ -131,7 +131,7 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
         return
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
-        if step >= crash[n]:
+        if not alive[n]:
             continue  # a dead agent sends nothing
         if degree > 0:
             counters[SENT, n] += degree
@@ -139,7 +139,7 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
             counters[ROUNDS, n] += 1
         for e in range(indptr[n], indptr[n + 1]):
             v = indices[e]
-            if step >= crash[v] or lost(loss, fault_key, step, 0, n, v):
+            if not alive[v] or lost(loss, fault_key, step, 0, n, v):
                 counters[LOST, n] += 1
                 counters[BITS_LOST, n] += message_bits
                 continue
@@ -155,18 +155,36 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
               untried, samples, n_cand, block_end, bound, block_width,
               slot_arm, size, means, gaps, bernoulli, sigma, alpha,
               phase_len, block, indptr, indices, relay_rounds, message_bits,
-              known, fresh, nxt, trace, trace_out, loss, fault_key, crash):  # fmt: skip
-    """Simulate ``noise.shape[0]`` steps of every agent of one run; agent n is dead from crash[n]."""
+              known, fresh, nxt, trace, trace_out, loss, fault_key, crash, back):  # fmt: skip
+    """Simulate ``noise.shape[0]`` steps of every agent of one run.
+
+    Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
+    """
     n_agents = slot_arm.shape[0]
     played = np.empty(n_agents, dtype=np.int64)
     rewards = np.empty(n_agents)
     recs = np.empty(n_agents, dtype=np.int64)
+    alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
         width, cached = 0.0, -1
         step = pos[STEP] + 1
         for n in range(n_agents):
-            if step >= crash[n]:
-                continue  # crashed: plays no more
+            alive[n] = step < crash[n] or step >= back[n]
+            if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
+                if mode >= LCC:
+                    size[n] = block.shape[1]
+                    slot_arm[n, : block.shape[1]] = block[n]
+                count[n, :] = 0
+                total[n, :] = 0.0
+                mean[n, :] = 0.0
+                inv_sqrt[n, :] = 0.0
+                in_cand[n, :] = False
+                untried[n] = 0
+                samples[n] = 0
+                block_end[n] = -1
+        for n in range(n_agents):
+            if not alive[n]:
+                continue  # crashed: plays nothing
             # choose: untried slots first, in order; then the certified lazy UCB argmax
             slot = untried[n]
             while slot < size[n] and count[n, slot] > 0:
@@ -222,7 +240,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             # each sender's (arm, reward) reaches its neighbours in increasing sender order
             for sender in range(n_agents):
                 degree = indptr[sender + 1] - indptr[sender]
-                if degree == 0 or step >= crash[sender]:
+                if degree == 0 or not alive[sender]:
                     continue
                 counters[SENT, sender] += degree
                 counters[BITS, sender] += degree * message_bits
@@ -230,7 +248,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 slot, reward = played[sender], rewards[sender]  # slot s is arm s here
                 for e in range(indptr[sender], indptr[sender + 1]):
                     v = indices[e]
-                    if step >= crash[v] or lost(loss, fault_key, step, 0, sender, v):
+                    if not alive[v] or lost(loss, fault_key, step, 0, sender, v):
                         counters[LOST, sender] += 1
                         counters[BITS_LOST, sender] += message_bits
                         continue
@@ -250,7 +268,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
                            in_cand, untried, samples, block_end, block, indptr, indices,
                            relay_rounds, message_bits, counters, known, fresh, nxt, recs, loss,
-                           fault_key, crash)  # fmt: skip
+                           fault_key, alive)  # fmt: skip
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret

@@ -6,7 +6,7 @@ import numpy as np
 
 from mamab.agents import Agent, make_agents, network
 from mamab.config import Config
-from mamab.faults import crash_steps, fault_seed, is_lost
+from mamab.faults import crash_steps, fault_seed, is_lost, recovery_steps
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
@@ -77,10 +77,14 @@ def run_reference(
     next_point, t = 0, 0
     key = fault_seed(config.seed, instance.run)
     crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
+    back = recovery_steps(crash, horizon, config.recover_after)
     alive = np.ones(len(agents), dtype=bool)  # a server, if any, never crashes
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
         for row in noise:
-            alive[:n] = t + 1 < crash  # alive during step t + 1 (1-indexed)
+            step = t + 1  # 1-indexed step about to be played
+            alive[:n] = (step < crash) | (step >= back)
+            for i in np.flatnonzero(back == step):
+                players[i].reset(t)  # back from a crash with fresh state
             for agent in players:
                 if not alive[agent.agent_id]:
                     continue

@@ -58,6 +58,7 @@ EXPERIMENT_KEYS = {
     "alpha": (float, int),
     "loss": (float, int, list),
     "crash_rate": (float, int),
+    "recover_after": (int,),
 }
 REQUIRED = ("algorithms", "agents", "arms", "horizon")
 PRESETS = ("paper", "paper-quick")
@@ -191,6 +192,7 @@ def _parse_experiment(
                     params=params,
                     grid_points=grid_points,
                     crash_rate=float(block.get("crash_rate", 0.0)),
+                    recover_after=block.get("recover_after", 0),
                 )
             )
         except ConfigError as err:
