@@ -17,6 +17,8 @@ docs/algorithms/demab.md.
 
 from __future__ import annotations
 
+import math
+
 from mamab.agents.base import Agent, Message
 from mamab.demab_schedule import phase_ends, radius, redivide, stage_one_length, unbalanced
 from mamab.errors import InvalidMessage
@@ -80,7 +82,8 @@ class DemabAgent(Agent):
             self.listening = True
             if self.active:
                 best = max(self.active, key=lambda a: (self._lcb(a), -a))
-                self._send(("report", best, self._lcb(best)), self._bits + REWARD_BITS)
+                if math.isfinite(self._lcb(best)):  # nothing sampled since a restart: no report
+                    self._send(("report", best, self._lcb(best)), self._bits + REWARD_BITS)
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
@@ -107,14 +110,14 @@ class DemabAgent(Agent):
     # -- helpers --
 
     def _lcb(self, arm: int) -> float:
-        return self.sums[arm] / self.counts[arm] - radius(
-            self.alpha, self.horizon, self.counts[arm]
-        )
+        """Lower confidence bound; -inf for an arm not sampled this phase (after a restart)."""
+        n = self.counts[arm]
+        return self.sums[arm] / n - radius(self.alpha, self.horizon, n) if n else -math.inf
 
     def _ucb(self, arm: int) -> float:
-        return self.sums[arm] / self.counts[arm] + radius(
-            self.alpha, self.horizon, self.counts[arm]
-        )
+        """Upper confidence bound; +inf for an arm not sampled this phase: it cannot be dropped."""
+        n = self.counts[arm]
+        return self.sums[arm] / n + radius(self.alpha, self.horizon, n) if n else math.inf
 
     def _eliminate(self, bound: float) -> None:
         """Drop own arms whose upper confidence bound is below ``bound`` (the best one never is).

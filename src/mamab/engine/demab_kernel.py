@@ -17,7 +17,9 @@ from mamab.faults import lost
 
 @njit(cache=True)
 def _bound(total, count, alpha, log_horizon, sign):
-    """mean ± sqrt(alpha·log T / n), as the reference computes it."""
+    """mean ± sqrt(alpha·log T / n), as the reference computes it; ±inf for an unsampled arm."""
+    if count == 0:
+        return sign * math.inf
     return total / count + sign * math.sqrt(alpha * log_horizon / count)
 
 
@@ -74,6 +76,8 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
             continue
         slot, lcb = _best_lcb(n, active, size, count, total, alpha, log_horizon)
         arm = active[n, slot]
+        if lcb == -math.inf:
+            continue  # nothing sampled since a restart: no report
         if not _agent_sends(counters, n, pair_bits, lost(loss, fault_key, step, 0, n, server)):
             continue
         if lcb > best_bound or (lcb == best_bound and arm < best_arm):
