@@ -85,6 +85,23 @@ def _flood(
 
 
 @njit(cache=True)
+def _restart_ucb(n, on_block, block, slot_arm, size, count, total, mean, inv_sqrt, in_cand, untried,
+                 samples, block_end):  # fmt: skip
+    """Agent n starts a fresh UCB: on its block S_n when ``on_block`` (LCC family), else on its slots."""
+    if on_block:
+        size[n] = block.shape[1]
+        slot_arm[n, : block.shape[1]] = block[n]
+    count[n, :] = 0
+    total[n, :] = 0.0
+    mean[n, :] = 0.0
+    inv_sqrt[n, :] = 0.0
+    in_cand[n, :] = False
+    untried[n] = 0
+    samples[n] = 0
+    block_end[n] = -1
+
+
+@njit(cache=True)
 def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
                untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
                counters, known, fresh, nxt, recs, loss, fault_key, alive):  # fmt: skip
@@ -98,16 +115,8 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
     more = pos[PHASE] < phase_len.size  # after the last phase, messages are sent but unused
     if more:
         for n in range(n_agents):
-            size[n] = block.shape[1]
-            slot_arm[n, : block.shape[1]] = block[n]
-            count[n, :] = 0
-            total[n, :] = 0.0
-            mean[n, :] = 0.0
-            inv_sqrt[n, :] = 0.0
-            in_cand[n, :] = False
-            untried[n] = 0
-            samples[n] = 0
-            block_end[n] = -1
+            _restart_ucb(n, True, block, slot_arm, size, count, total, mean, inv_sqrt, in_cand, untried,
+                         samples, block_end)  # fmt: skip
     if mode == RELAY:
         _flood(
             indptr,
@@ -171,17 +180,8 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
         for n in range(n_agents):
             alive[n] = step < crash[n] or step >= back[n]
             if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
-                if mode >= LCC:
-                    size[n] = block.shape[1]
-                    slot_arm[n, : block.shape[1]] = block[n]
-                count[n, :] = 0
-                total[n, :] = 0.0
-                mean[n, :] = 0.0
-                inv_sqrt[n, :] = 0.0
-                in_cand[n, :] = False
-                untried[n] = 0
-                samples[n] = 0
-                block_end[n] = -1
+                _restart_ucb(n, mode >= LCC, block, slot_arm, size, count, total, mean, inv_sqrt,
+                             in_cand, untried, samples, block_end)  # fmt: skip
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
