@@ -95,3 +95,25 @@ class TestConformanceCatchesBadAgents(unittest.TestCase):
 
         with self.assertRaises(AssertionError):
             Check().test_refused_messages_change_nothing()
+
+    def test_agent_taking_messages_from_the_future_fails(self):
+        import dataclasses
+
+        from mamab.agents.base import Message
+        from mamab.agents.baselines import FullCommunicationAgent
+
+        class Clockless(FullCommunicationAgent):
+            def _check_envelope(self, message):
+                if isinstance(message, Message):
+                    message = dataclasses.replace(message, stamp=0)  # never looks at the stamp
+                super()._check_envelope(message)
+
+        class Check(AgentConformance):
+            def make_agents(self, topology, n_arms, horizon):
+                return [
+                    Clockless(i, n_arms, horizon, topology.neighbours[i])
+                    for i in range(topology.n_agents)
+                ]
+
+        with self.assertRaises(AssertionError):
+            Check().test_refused_messages_change_nothing()

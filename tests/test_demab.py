@@ -53,6 +53,7 @@ def drive(n=4, k=8, horizon=20_000, seed=1):
             if idle:
                 idle_plays.append((arm, agent.announced))
             agent.observe(arm, float(rng.random() < means[arm]))
+        server.tick()  # the server plays no arm but keeps the protocol clock
         before = {a for agent in players for a in agent.active}
         while outbox := [m for agent in agents for m in agent.outgoing()]:
             for message in outbox:

@@ -29,6 +29,7 @@ def configs(draw, algorithm: str) -> Config:
         params=AlgorithmParams(alpha=draw(st.sampled_from([0.5, 2.0, 4.0]))),
         grid_points=draw(st.integers(1, 50)),
         loss=draw(st.sampled_from([0.0, 0.0, 0.25, 0.7, 1.0])),
+        delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])),
         crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])),
         recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])),
     )

@@ -15,7 +15,7 @@ from mamab.errors import ConfigError
 from mamab.experiments.spec import parse_spec
 
 FLAGS = ["--algorithm", "--agents", "--arms", "--horizon", "--runs", "--seed", "--graph", "--edge-prob",
-         "--reward", "--sigma", "--alpha", "--engine", "--grid-points", "--loss", "--jobs"]  # fmt: skip
+         "--reward", "--sigma", "--alpha", "--engine", "--grid-points", "--loss", "--delay", "--jobs"]  # fmt: skip
 JUNK = st.one_of(
     st.integers(-5, 40).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
@@ -63,7 +63,7 @@ VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3),
     max_leaves=4,
 )
-KEYS = ["algorithms", "agents", "arms", "horizon", "graph", "edge_prob", "reward", "sigma", "alpha", "loss",
+KEYS = ["algorithms", "agents", "arms", "horizon", "graph", "edge_prob", "reward", "sigma", "alpha", "loss", "delay",
         "name", "figure", "bogus"]  # fmt: skip
 
 

@@ -79,6 +79,8 @@ def cli() -> None:
 )
 @click.option("--loss", type=float, default=0.0, show_default=True,
               help="Probability that each message is lost, independently.")  # fmt: skip
+@click.option("--delay", type=float, default=0.0, show_default=True,
+              help="Probability that a message (not lost) arrives one exchange late.")  # fmt: skip
 @click.option("--crash-rate", type=float, default=0.0, show_default=True,
               help="Probability per agent and step of crashing (stops playing and talking).")  # fmt: skip
 @click.option("--recover-after", type=int, default=0, show_default=True,
@@ -100,6 +102,7 @@ def run(
     jobs: int | None,
     grid_points: int,
     loss: float,
+    delay: float,
     crash_rate: float,
     recover_after: int,
     out: Path | None,
@@ -118,6 +121,7 @@ def run(
         edge_prob=edge_prob,
         params=AlgorithmParams(alpha=alpha),
         loss=loss,
+        delay=delay,
         crash_rate=crash_rate,
         recover_after=recover_after,
         grid_points=grid_points,

@@ -19,6 +19,11 @@ def _positive_int(name: str, value: object) -> None:
         raise ConfigError(f"{name} must be a positive integer, got {value!r}")
 
 
+def _probability(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigError(f"{name} must be a probability in [0, 1], got {value!r}")
+
+
 @dataclass(frozen=True)
 class Config:
     """One simulation: an algorithm on a problem family over a graph, for ``runs`` seeds.
@@ -42,6 +47,7 @@ class Config:
     grid_points: int = 200
     first_run: int = 0
     loss: float = 0.0  # probability that any one message is lost, independently
+    delay: float = 0.0  # probability that a message that is not lost arrives one exchange late
     crash_rate: float = 0.0  # probability per agent per step of crashing (for good)
     crash_at: tuple[int, ...] | None = None  # explicit crash step per agent (0: never)
     recover_after: int = 0  # steps a crashed agent stays down, then restarts fresh (0: never)
@@ -66,15 +72,9 @@ class Config:
             )
         if self.edge_prob is not None:
             check_edge_prob(self.edge_prob)
-        if (
-            isinstance(self.loss, bool)
-            or not isinstance(self.loss, int | float)
-            or not 0 <= self.loss <= 1
-        ):
-            raise ConfigError(f"loss must be a probability in [0, 1], got {self.loss!r}")
-        rate = self.crash_rate
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
-            raise ConfigError(f"crash rate must be a probability in [0, 1], got {rate!r}")
+        _probability("loss", self.loss)
+        _probability("delay", self.delay)
+        _probability("crash rate", self.crash_rate)
         if self.crash_at is not None:
             at = tuple(self.crash_at)
             if len(at) != self.agents or not all(
@@ -83,12 +83,12 @@ class Config:
                 raise ConfigError(
                     f"crash_at needs {self.agents} non-negative steps (0: never), got {self.crash_at!r}"
                 )
-            if rate > 0:
+            if self.crash_rate > 0:
                 raise ConfigError("give crash_at or crash_rate, not both")
+            object.__setattr__(self, "crash_at", at)
         back = self.recover_after
         if isinstance(back, bool) or not isinstance(back, int) or back < 0:
             raise ConfigError(f"recover_after must be a non-negative number of steps, got {back!r}")
-            object.__setattr__(self, "crash_at", at)
         if self.means is not None:
             means = tuple(float(m) for m in self.means)
             if len(means) != self.arms:

@@ -1,8 +1,11 @@
-"""Message loss as a pure function of (run's fault seed, step, round, sender, receiver).
+"""Faults: message loss and delay, crashes and recoveries, as pure functions of the run's seed.
 
-Whether a message is lost is decided by a counter-based hash (SplitMix64 finaliser), not by a
-stateful generator, so every engine reaches the same verdict for the same message whatever
-order it enumerates messages in. ``loss = 0`` loses nothing: results are those of a plain run.
+Whether a message is lost, or delayed by one exchange, is decided by a counter-based hash
+(SplitMix64 finaliser) of (run's fault seed, step, round, sender, receiver), not by a stateful
+generator, so every engine reaches the same verdict for the same message whatever order it
+enumerates messages in. The delay verdict hashes the same coordinates under a salted key, so it
+is independent of the loss verdict. ``loss = 0`` and ``delay = 0`` change nothing: results are
+those of a plain run.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from mamab.seeding import rng
 
 MASK = (1 << 64) - 1
 GOLDEN, MUL1, MUL2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+DELAY_SALT = 0xD1B54A32D192ED03  # the delay verdict's key is the fault seed XOR this
+DELIVER, LOSE, DELAY = 0, 1, 2  # a message's fate
 
 
 def crash_steps(seed: int, run: int, n_agents: int, horizon: int, rate: float,
@@ -68,6 +73,16 @@ def is_lost(loss: float, key: int, step: int, round_: int, sender: int, receiver
     return loss > 0.0 and message_uniform(key, step, round_, sender, receiver) < loss
 
 
+def message_fate(loss: float, delay: float, key: int, step: int, round_: int, sender: int,
+                 receiver: int) -> int:  # fmt: skip
+    """DELIVER, LOSE (probability ``loss``) or DELAY (probability ``delay`` among the rest)."""
+    if is_lost(loss, key, step, round_, sender, receiver):
+        return LOSE
+    if is_lost(delay, key ^ DELAY_SALT, step, round_, sender, receiver):
+        return DELAY
+    return DELIVER
+
+
 @njit(cache=True, inline="always")
 def _mix_nb(z):
     z = z + np.uint64(GOLDEN)
@@ -86,3 +101,13 @@ def lost(loss, key, step, round_, sender, receiver):
     h = _mix_nb(h ^ np.uint64(sender))
     h = _mix_nb(h ^ np.uint64(receiver))
     return np.float64(h >> np.uint64(11)) * 2.0**-53 < loss
+
+
+@njit(cache=True)
+def fate(loss, delay, key, step, round_, sender, receiver):
+    """numba twin of :func:`message_fate`."""
+    if lost(loss, key, step, round_, sender, receiver):
+        return LOSE
+    if lost(delay, np.uint64(key) ^ np.uint64(DELAY_SALT), step, round_, sender, receiver):
+        return DELAY
+    return DELIVER

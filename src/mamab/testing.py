@@ -2,8 +2,10 @@
 
 Subclass :class:`AgentConformance` together with ``unittest.TestCase`` (pytest collects it) and
 implement :meth:`make_agents`. The mixin drives the agents on small graphs and checks the
-protocol a host relies on: arms in range, messages only to neighbours and correctly addressed,
-determinism, and that a refused message raises :class:`InvalidMessage` and changes nothing.
+protocol a host relies on: arms in range, messages only to neighbours, correctly addressed and
+stamped with the sender's clock, determinism, that a refused message (malformed, misaddressed,
+from a stranger or from the future) raises :class:`InvalidMessage` and changes nothing, and that
+messages delivered one exchange late are taken without error.
 """
 
 from __future__ import annotations
@@ -45,15 +47,25 @@ class AgentConformance:
     # -- driving --
 
     def _drive(
-        self, agents: list[Agent], graph: topo.Topology, seed: int, probe: bool = False
+        self,
+        agents: list[Agent],
+        graph: topo.Topology,
+        seed: int,
+        probe: bool = False,
+        late: bool = False,
     ) -> Trace:
+        """Play ``horizon`` steps; with ``late``, every message arrives one exchange late."""
         rewards = np.random.default_rng(seed)
         links = self.network(graph)
         assert len(agents) == links.n_agents, "one agent object per node of the network"
         trace: Trace = []
-        for _ in range(self.horizon):
+        held: list[Message] = []
+        for step in range(1, self.horizon + 1):
             arms = []
-            for agent in (a for a in agents if a.plays):
+            for agent in agents:
+                if not agent.plays:
+                    agent.tick()
+                    continue
                 arm = agent.select_arm()
                 assert isinstance(arm, int | np.integer) and 0 <= arm < self.n_arms, (
                     f"arm {arm} out of range"
@@ -61,24 +73,31 @@ class AgentConformance:
                 agent.observe(int(arm), float(rewards.random() < (arm + 1) / (self.n_arms + 1)))
                 arms.append(int(arm))
             trace.append(tuple(arms))
+            for message in held:
+                agents[message.receiver].receive(message)
+            held = []
             while True:
                 batch = [m for agent in agents for m in agent.outgoing()]
                 if not batch:
                     break
                 for message in batch:
-                    self._check_sent(message, links)
+                    self._check_sent(message, links, step)
+                    if late:
+                        held.append(message)
+                        continue
                     if probe:
                         self._probe_refusals(agents[message.receiver], message, links)
                     agents[message.receiver].receive(message)
                     trace.append(("msg", message.sender, message.receiver, message.bits))
         return trace
 
-    def _check_sent(self, message: Message, graph: topo.Topology) -> None:
+    def _check_sent(self, message: Message, graph: topo.Topology, step: int) -> None:
         assert isinstance(message, Message)
         assert graph.are_neighbours(message.sender, message.receiver), (
             f"agent {message.sender} messaged non-neighbour {message.receiver}"
         )
         assert isinstance(message.bits, int) and message.bits > 0
+        assert message.stamp == step, f"message stamped {message.stamp}, sent after step {step}"
 
     def _probe_refusals(self, receiver: Agent, message: Message, graph: topo.Topology) -> None:
         strangers = [
@@ -92,6 +111,7 @@ class AgentConformance:
         ]
         bad += [dataclasses.replace(message, sender=v) for v in strangers[:1]]
         bad += [dataclasses.replace(message, receiver=(receiver.agent_id + 1) % graph.n_agents)]
+        bad += [dataclasses.replace(message, stamp=s) for s in (message.stamp + 1, -1, 2.5, None)]
         bad += [("not", "a", "message")]
         for wrong in bad:
             before = pickle.dumps(receiver.__dict__)
@@ -126,6 +146,10 @@ class AgentConformance:
                 self.make_agents(graph, self.n_arms, self.horizon), graph, seed=3, probe=True
             )
             assert clean == probed, "probing with refused messages changed the trajectory"
+
+    def test_late_messages_are_taken(self) -> None:
+        for graph in self.graphs():
+            self._drive(self.make_agents(graph, self.n_arms, self.horizon), graph, 11, late=True)
 
     def test_copy_is_independent(self) -> None:
         graph = self.graphs()[0]

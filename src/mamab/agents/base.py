@@ -4,6 +4,11 @@ Each step the host calls, for every agent, ``select_arm()``, plays the arm, then
 ``observe(arm, reward)``. Then it runs communication rounds: it collects ``outgoing()`` from
 every agent, delivers each message to its receiver with ``receive(message)``, and repeats until
 a round in which no agent has anything to send. Messages travel only along the graph's edges.
+Nodes that do not play (DEMAB's server) get ``tick()`` instead, once a step, to keep their clock.
+
+Every message is stamped with its sender's clock: the number of steps played when it was sent.
+An agent takes late messages (an older stamp) by its algorithm's rule and refuses messages from
+its future (a newer stamp than its own clock), which no honest network can deliver.
 """
 
 from __future__ import annotations
@@ -19,12 +24,17 @@ from mamab.errors import InvalidMessage
 
 @dataclass(frozen=True)
 class Message:
-    """One point-to-point message and its exact size on the wire."""
+    """One point-to-point message, its exact size on the wire and when it was sent.
+
+    ``stamp`` is transport metadata (the sender's clock), not counted in ``bits``: in a
+    synchronous network the receiver knows the round a message belongs to.
+    """
 
     sender: int
     receiver: int
     payload: Any
     bits: int
+    stamp: int
 
 
 class Agent(ABC):
@@ -39,6 +49,7 @@ class Agent(ABC):
         self.neighbours = tuple(neighbours)
         self._neighbour_set = frozenset(self.neighbours)
         self._outbox: list[Message] = []  # what outgoing() hands over next
+        self.clock = 0  # steps played so far (by everyone: the protocol clock is global)
 
     @abstractmethod
     def select_arm(self) -> int:
@@ -47,6 +58,10 @@ class Agent(ABC):
     @abstractmethod
     def observe(self, arm: int, reward: float) -> None:
         """Learn from this step's own reward."""
+
+    def tick(self) -> None:
+        """A step passes without this node playing (nodes with ``plays = False`` only)."""
+        self.clock += 1
 
     def reset(self, done_steps: int) -> None:
         """Restart with fresh state after a crash; ``done_steps`` steps have passed for everyone.
@@ -80,6 +95,22 @@ class Agent(ABC):
             raise InvalidMessage(
                 f"agent {self.agent_id}: sender {message.sender} is not a neighbour"
             )
+        stamp = message.stamp
+        if isinstance(stamp, bool) or not isinstance(stamp, numbers.Integral) or stamp < 0:
+            raise InvalidMessage(f"agent {self.agent_id}: bad stamp {stamp!r}")
+        if stamp > self.clock:
+            raise InvalidMessage(
+                f"agent {self.agent_id}: message stamped {stamp} comes from the future "
+                f"(clock {self.clock})"
+            )
+
+    def _is_late(self, message: Message) -> bool:
+        """Sent before the current exchange and delayed in transit (after the envelope check)."""
+        return message.stamp < self.clock
+
+    def _message(self, receiver: int, payload: Any, bits: int) -> Message:
+        """A message from this agent, stamped with its clock."""
+        return Message(self.agent_id, receiver, payload, bits, self.clock)
 
     def _check_arm(self, arm: Any) -> int:
         if (

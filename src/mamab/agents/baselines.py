@@ -27,10 +27,12 @@ class NoCommunicationAgent(Agent):
 
     def reset(self, done_steps: int) -> None:
         self.ucb = UCB(range(self.n_arms), self.ucb.alpha)
+        self.clock = done_steps
         self._outbox = []
 
     def observe(self, arm: int, reward: float) -> None:
         self.ucb.update(arm, reward)
+        self.clock += 1
 
 
 class FullCommunicationAgent(NoCommunicationAgent):
@@ -38,18 +40,17 @@ class FullCommunicationAgent(NoCommunicationAgent):
 
     The UCB log term counts every sample seen (own and neighbours'). Own sample first, then the
     neighbours' in the order they arrive (the reference host delivers by increasing sender id).
+    A sample delayed in transit is learned from when it arrives: a sample is a sample.
     """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._bits = index_bits(self.n_arms) + REWARD_BITS
-        self._heard: set[int] = set()
+        self._heard: set[tuple[int, int]] = set()  # (sender, stamp) of this exchange
 
     def observe(self, arm: int, reward: float) -> None:
         super().observe(arm, reward)
-        self._outbox = [
-            Message(self.agent_id, v, (arm, reward), self._bits) for v in self.neighbours
-        ]
+        self._outbox = [self._message(v, (arm, reward), self._bits) for v in self.neighbours]
         self._heard = set()
 
     def receive(self, message: Message) -> None:
@@ -61,9 +62,10 @@ class FullCommunicationAgent(NoCommunicationAgent):
             )
         arm = self._check_arm(payload[0])
         reward = self._check_reward(payload[1])
-        if message.sender in self._heard:
+        if (message.sender, message.stamp) in self._heard:
             raise InvalidMessage(
-                f"agent {self.agent_id}: second sample from {message.sender} this step"
+                f"agent {self.agent_id}: second sample from {message.sender} "
+                f"stamped {message.stamp}"
             )
-        self._heard.add(message.sender)
+        self._heard.add((message.sender, message.stamp))
         self.ucb.update(arm, reward)

@@ -3,7 +3,9 @@
 Agent k keeps, for every arm i, consensus estimates n̂_i (pulls per agent) and ŝ_i (reward sum per
 agent). Each step it adds its own pull, sends (n̂ + ξ, ŝ + r·ξ) — 2K numbers — to every
 neighbour, and averages with the weights P = I − (κ/d_max)·L (L the graph Laplacian):
-P_kj = κ/d_max for a neighbour j, P_kk = 1 − d_k·κ/d_max, so each row sums to one.
+P_kj = κ/d_max for a neighbour j, P_kk = 1 − d_k·κ/d_max, so each row sums to one. A
+neighbour's estimates delayed in transit stand in for its missing current ones (the newest
+estimates heard from each neighbour are used); a neighbour heard from not at all is left out.
 Index: ŝ_i/n̂_i + sqrt(alpha·(n̂_i + f(t))/(N·n̂_i) · log t / n̂_i), f(t) = sqrt(log t).
 """
 
@@ -35,27 +37,23 @@ class CoopUcbAgent(Agent):
         self.weight, self.self_weight = consensus_weights(len(neighbours), max_degree, kappa)
         self.counts = np.zeros(n_arms)  # n̂
         self.sums = np.zeros(n_arms)  # ŝ
-        self.t = 0
-        self._next_counts: np.ndarray | None = None
-        self._next_sums: np.ndarray | None = None
-        self._heard: set[int] = set()
+        self._own: tuple[np.ndarray, np.ndarray] | None = None  # after this step's own pull
+        self._inbox: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}  # sender: newest estimates
 
     def reset(self, done_steps: int) -> None:
         self.counts, self.sums = np.zeros(self.n_arms), np.zeros(self.n_arms)
-        self.t = done_steps
-        self._next_counts = self._next_sums = None
-        self._heard = set()
+        self.clock = done_steps
+        self._own = None
+        self._inbox = {}
         self._outbox = []
 
     def select_arm(self) -> int:
-        if self._next_counts is not None:
-            self.counts, self.sums = self._next_counts, self._next_sums
-            self._next_counts = self._next_sums = None
-        self.t += 1
+        if self._own is not None:
+            self._consensus()
         for arm in range(self.n_arms):
             if self.counts[arm] == 0.0:
                 return arm
-        log_t = math.log(self.t)
+        log_t = math.log(self.clock + 1)
         extra = math.sqrt(log_t)
         best, best_index = 0, -math.inf
         for arm in range(self.n_arms):
@@ -71,13 +69,10 @@ class CoopUcbAgent(Agent):
         own_counts, own_sums = self.counts.copy(), self.sums.copy()
         own_counts[arm] += 1.0
         own_sums[arm] += reward
-        self._next_counts = self.self_weight * own_counts
-        self._next_sums = self.self_weight * own_sums
-        self._heard = set()
+        self.clock += 1
+        self._own = (own_counts, own_sums)
         bits = 2 * self.n_arms * REWARD_BITS
-        self._outbox = [
-            Message(self.agent_id, v, (own_counts, own_sums), bits) for v in self.neighbours
-        ]
+        self._outbox = [self._message(v, (own_counts, own_sums), bits) for v in self.neighbours]
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
@@ -93,10 +88,21 @@ class CoopUcbAgent(Agent):
                 )
         if np.any(counts < 0):
             raise InvalidMessage(f"agent {self.agent_id}: negative pull estimates")
-        if self._next_counts is None or message.sender in self._heard:
+        held = self._inbox.get(message.sender)
+        if self._own is None or (held is not None and held[0] == message.stamp):
             raise InvalidMessage(
                 f"agent {self.agent_id}: unexpected estimates from {message.sender}"
             )
-        self._heard.add(message.sender)
-        self._next_counts = self._next_counts + self.weight * counts
-        self._next_sums = self._next_sums + self.weight * sums
+        if held is None or held[0] < message.stamp:
+            self._inbox[message.sender] = (message.stamp, counts, sums)
+
+    def _consensus(self) -> None:
+        """Own share first, then each neighbour's newest estimates by increasing id."""
+        own_counts, own_sums = self._own
+        counts, sums = self.self_weight * own_counts, self.self_weight * own_sums
+        for sender in sorted(self._inbox):
+            _, their_counts, their_sums = self._inbox[sender]
+            counts = counts + self.weight * their_counts
+            sums = sums + self.weight * their_sums
+        self.counts, self.sums = counts, sums
+        self._own, self._inbox = None, {}

@@ -11,6 +11,9 @@ the phase the protocol runs these communication rounds through the server (node 
 4. if the split is unbalanced: server → agents with arms: SEND; 5. they answer ARMS(list);
 6. server → every agent: ASSIGN(new list), the remaining arms dealt round-robin.
 
+A message delayed in transit has missed its round and is dropped on arrival, by agents and server
+alike (the server keeps its clock with ``tick()``).
+
 Every choice where the original paper is not followed to the letter is listed in
 docs/algorithms/demab.md.
 """
@@ -42,7 +45,6 @@ class DemabAgent(Agent):
         self.initial_arms = tuple(self.active)
         self.ends = phase_ends(horizon, n_agents, n_arms).tolist()
         self.stage_one = stage_one_length(horizon, n_agents, n_arms)
-        self.t = 0
         self.pointer = 0
         self.counts = dict.fromkeys(self.active, 0)
         self.sums = dict.fromkeys(self.active, 0.0)
@@ -53,7 +55,7 @@ class DemabAgent(Agent):
     def reset(self, done_steps: int) -> None:
         """Back with its initial arms, fresh samples and no announcement, at the global time."""
         self.active = list(self.initial_arms)
-        self.t = done_steps
+        self.clock = done_steps
         self.announced = None
         self.listening = False
         self._outbox = []
@@ -69,16 +71,16 @@ class DemabAgent(Agent):
         return self.active[self.pointer]
 
     def observe(self, arm: int, reward: float) -> None:
-        self.t += 1
+        self.clock += 1
         if self.active:
             self.counts[arm] += 1
             self.sums[arm] += reward
             self.pointer += 1
             if self.pointer == len(self.active):
                 self.pointer = 0
-                if self.t <= self.stage_one:
+                if self.clock <= self.stage_one:
                     self._eliminate(max(self._lcb(a) for a in self.active))
-        if self.t in self.ends:
+        if self.clock in self.ends:
             self.listening = True
             if self.active:
                 best = max(self.active, key=lambda a: (self._lcb(a), -a))
@@ -88,24 +90,29 @@ class DemabAgent(Agent):
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         payload = message.payload
-        if not self.listening:
-            raise InvalidMessage(f"agent {self.agent_id}: message outside a communication window")
         if not isinstance(payload, tuple) or not payload:
             raise InvalidMessage(f"agent {self.agent_id}: malformed DEMAB payload {payload!r}")
         kind = payload[0]
         if kind == "best" and len(payload) == 3:
-            arm = self._check_arm(payload[1])
-            bound = self._check_reward(payload[2])
-            self.announced = arm
-            self._eliminate(bound)
-            self._send(("count", len(self.active)), count_bits(self.n_arms))
+            content = (self._check_arm(payload[1]), self._check_reward(payload[2]))
         elif kind == "send" and len(payload) == 1:
-            self._send(("arms", tuple(self.active)), max(1, len(self.active) * self._bits))
+            content = ()
         elif kind == "assign" and len(payload) == 2 and isinstance(payload[1], tuple):
-            arms = [self._check_arm(a) for a in payload[1]]
-            self.active = sorted(arms)
+            content = tuple(self._check_arm(a) for a in payload[1])
         else:
             raise InvalidMessage(f"agent {self.agent_id}: unexpected DEMAB message {payload!r}")
+        if self._is_late(message):
+            return  # its round is over
+        if not self.listening:
+            raise InvalidMessage(f"agent {self.agent_id}: message outside a communication window")
+        if kind == "best":
+            self.announced, bound = content
+            self._eliminate(bound)
+            self._send(("count", len(self.active)), count_bits(self.n_arms))
+        elif kind == "send":
+            self._send(("arms", tuple(self.active)), max(1, len(self.active) * self._bits))
+        else:
+            self.active = sorted(content)
 
     # -- helpers --
 
@@ -128,7 +135,7 @@ class DemabAgent(Agent):
         self.pointer = 0
 
     def _send(self, payload: tuple, bits: int) -> None:
-        self._outbox.append(Message(self.agent_id, self.server, payload, bits))
+        self._outbox.append(self._message(self.server, payload, bits))
 
     def _start_phase(self) -> None:
         self.listening = False
@@ -165,9 +172,9 @@ class DemabServer(Agent):
             raise InvalidMessage(f"server: malformed DEMAB payload {payload!r}")
         kind = payload[0]
         if kind == "report" and len(payload) == 3:
-            self._reports[message.sender] = (
-                self._check_arm(payload[1]),
-                self._check_reward(payload[2]),
+            inbox, content = (
+                self._reports,
+                (self._check_arm(payload[1]), self._check_reward(payload[2])),
             )
         elif (
             kind == "count"
@@ -175,11 +182,13 @@ class DemabServer(Agent):
             and isinstance(payload[1], int)
             and 0 <= payload[1] <= self.n_arms
         ):
-            self._counts[message.sender] = payload[1]
+            inbox, content = self._counts, payload[1]
         elif kind == "arms" and len(payload) == 2 and isinstance(payload[1], tuple):
-            self._lists[message.sender] = tuple(self._check_arm(a) for a in payload[1])
+            inbox, content = self._lists, tuple(self._check_arm(a) for a in payload[1])
         else:
             raise InvalidMessage(f"server: unexpected DEMAB message {payload!r}")
+        if not self._is_late(message):  # a late one has missed its round
+            inbox[message.sender] = content
 
     def outgoing(self) -> list[Message]:
         """Act on what arrived in the last round; under message loss, act on what did arrive."""
@@ -189,7 +198,7 @@ class DemabServer(Agent):
             self._reports = {}
             self.announced.append(arm)
             out = [
-                Message(self.agent_id, n, ("best", arm, bound), self._bits + REWARD_BITS)
+                self._message(n, ("best", arm, bound), self._bits + REWARD_BITS)
                 for n in range(self.n_agents)
             ]
         elif self._counts:
@@ -198,13 +207,13 @@ class DemabServer(Agent):
             self._counts = {}
             if complete and unbalanced(sizes):
                 self._waiting = [n for n in range(self.n_agents) if sizes[n] > 0]
-                out = [Message(self.agent_id, n, ("send",), 1) for n in self._waiting]
+                out = [self._message(n, ("send",), 1) for n in self._waiting]
         elif self._lists:
             complete = len(self._lists) == len(self._waiting)  # a lost list would lose its arms
             arms = [a for n in sorted(self._lists) for a in self._lists[n]]
             self._lists = {}
             if complete:
                 new = redivide(arms, self.n_agents)
-                out = [Message(self.agent_id, n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
+                out = [self._message(n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
                        for n in range(self.n_agents)]  # fmt: skip
         return out

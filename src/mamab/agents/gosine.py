@@ -3,7 +3,8 @@
 An agent plays UCB (alpha = 4, global t, statistics of every arm kept for the whole run) over
 its sticky arms S_n plus two non-sticky slots. Phase j ends at t = ceil(j^3); then it asks one
 uniformly random neighbour for the arm that neighbour played most in the phase, and if that arm
-is new to it, the arm replaces its less-played non-sticky arm of the phase.
+is new to it, the arm replaces its less-played non-sticky arm of the phase. A request or reply
+delayed in transit has missed its phase's exchange and is dropped on arrival.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ class GosineAgent(Agent):
         self.ends = phase_ends(horizon, exponent).tolist()
         self.draws = [float(u) for u in draws]  # one uniform per phase, from the run's stream
         self.phase = 0
-        self.t = 0
         self.played: dict[int, int] = {}
         self.listening = False
         self._requests: list[int] = []
@@ -39,7 +39,7 @@ class GosineAgent(Agent):
         self.ucb = UCB(range(self.n_arms), self.ucb.alpha)
         self.ucb.samples = done_steps
         self.non_sticky = list(self.initial_non_sticky)
-        self.t = done_steps
+        self.clock = done_steps
         self.phase = sum(1 for end in self.ends if end <= done_steps)
         self.played = {}
         self.listening = False
@@ -59,12 +59,12 @@ class GosineAgent(Agent):
     def observe(self, arm: int, reward: float) -> None:
         self.ucb.update(arm, reward)
         self.played[arm] = self.played.get(arm, 0) + 1
-        self.t += 1
-        if self.phase < len(self.ends) and self.t == self.ends[self.phase]:
+        self.clock += 1
+        if self.phase < len(self.ends) and self.clock == self.ends[self.phase]:
             self.listening = True
             if self.neighbours:
                 asked = self.neighbours[partner(self.draws[self.phase], len(self.neighbours))]
-                self._outbox = [Message(self.agent_id, asked, ("pull",), REQUEST_BITS)]
+                self._outbox = [self._message(asked, ("pull",), REQUEST_BITS)]
             self.phase += 1
 
     def most_played(self) -> int:
@@ -76,8 +76,7 @@ class GosineAgent(Agent):
         if self._requests:
             best = self.most_played()
             out += [
-                Message(self.agent_id, v, ("arm", best), index_bits(self.n_arms))
-                for v in self._requests
+                self._message(v, ("arm", best), index_bits(self.n_arms)) for v in self._requests
             ]
             self._requests = []
         return out
@@ -85,14 +84,18 @@ class GosineAgent(Agent):
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         payload = message.payload
+        if isinstance(payload, tuple) and len(payload) == 2 and payload[0] == "arm":
+            arm = self._check_arm(payload[1])
+        elif payload != ("pull",):
+            raise InvalidMessage(f"agent {self.agent_id}: unexpected GosInE message {payload!r}")
+        if self._is_late(message):
+            return  # its phase's exchange is over
         if not self.listening:
             raise InvalidMessage(f"agent {self.agent_id}: message outside a communication window")
         if payload == ("pull",):
             self._requests.append(message.sender)
-        elif isinstance(payload, tuple) and len(payload) == 2 and payload[0] == "arm":
-            self._insert(self._check_arm(payload[1]))
         else:
-            raise InvalidMessage(f"agent {self.agent_id}: unexpected GosInE message {payload!r}")
+            self._insert(arm)
 
     def _insert(self, arm: int) -> None:
         """Replace the less-played non-sticky arm of the phase (the higher index on ties)."""

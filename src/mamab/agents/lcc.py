@@ -2,7 +2,9 @@
 
 An agent runs a fresh UCB on A = S_n ∪ R in every phase (an epoch, or a sub-epoch for
 LCC-UCB-GRAPH), then sends its most-played arm; R becomes the set of arms received in that
-communication window (older recommendations are dropped, as in the paper).
+communication window (older recommendations are dropped, as in the paper). A recommendation
+delayed in transit that arrives during the phase it was meant for joins that phase's UCB as a
+fresh arm; one that arrives after that phase ended is dropped.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class LccUcbAgent(Agent):
 
     def observe(self, arm: int, reward: float) -> None:
         self.ucb.update(arm, reward)
+        self.clock += 1
         self.step_in_phase += 1
         if self.step_in_phase == self.phases[self.phase]:
             self._end_phase(self.ucb.most_played())
@@ -64,6 +67,7 @@ class LccUcbAgent(Agent):
         ends = np.cumsum(self.phases)
         self.phase = int(np.searchsorted(ends, done_steps, side="right"))
         self.step_in_phase = done_steps - (int(ends[self.phase - 1]) if self.phase else 0)
+        self.clock = done_steps
         self.recommendations = frozenset()
         self.ucb = UCB(self.initial_arms, self.alpha)
         self.listening = False
@@ -73,22 +77,37 @@ class LccUcbAgent(Agent):
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         arm = self._check_arm(message.payload)
-        self._check_listening(message)
+        if self._phase_of(message) == "stale":
+            return
         if message.sender in self._received:
             raise InvalidMessage(
                 f"agent {self.agent_id}: second recommendation from {message.sender}"
             )
         self._received[message.sender] = arm
-
-    def _check_listening(self, message: Message) -> None:
         if not self.listening:
+            self._join(arm)
+
+    def _phase_of(self, message: Message) -> str:
+        """'current' if sent at the end of the phase before the current (or coming) one, 'stale' if
+        sent before that: a late message for a phase that is over; refuse any other stamp."""
+        start = self.clock - self.step_in_phase  # the step the current (or coming) phase starts at
+        if message.stamp < start:
+            return "stale"
+        if message.stamp > start or (self.phase == 0 and not self.listening):
             raise InvalidMessage(
-                f"agent {self.agent_id}: message from {message.sender} outside a communication window"
+                f"agent {self.agent_id}: message from {message.sender} stamped {message.stamp} "
+                "is outside a communication window"
             )
+        return "current"
+
+    def _join(self, arm: int) -> None:
+        """A late recommendation for the running phase: its UCB takes the arm from now on."""
+        self.recommendations = self.recommendations | {arm}
+        self.ucb.add(arm)
 
     def _end_phase(self, best: int) -> None:
         bits = index_bits(self.n_arms)
-        self._outbox = [Message(self.agent_id, v, best, bits) for v in self.neighbours]
+        self._outbox = [self._message(v, best, bits) for v in self.neighbours]
         self._received = {}
         self.listening = True
         self.phase += 1
@@ -128,7 +147,7 @@ class RelayAgent(LccUcbAgent):
         if not fresh or not self.neighbours:
             return []
         bits = self._pair_bits * len(fresh)
-        return [Message(self.agent_id, v, fresh, bits) for v in self.neighbours]
+        return [self._message(v, fresh, bits) for v in self.neighbours]
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
@@ -150,12 +169,16 @@ class RelayAgent(LccUcbAgent):
             ):
                 raise InvalidMessage(f"agent {self.agent_id}: bad origin {origin!r}")
             self._check_arm(arm)
-        self._check_listening(message)
+        if self._phase_of(message) == "stale":
+            return
         for origin, arm in pairs:
             origin, arm = int(origin), int(arm)
             if origin not in self.known:
                 self.known[origin] = arm
-                self._fresh.append((origin, arm))
+                if self.listening:
+                    self._fresh.append((origin, arm))
+                elif origin != self.agent_id:
+                    self._join(arm)  # late, after the flood: used, not forwarded
 
     def reset(self, done_steps: int) -> None:
         super().reset(done_steps)

@@ -25,6 +25,16 @@ class UCB:
         self.means = dict.fromkeys(self.arms, 0.0)
         self.inv_sqrt = dict.fromkeys(self.arms, 0.0)
 
+    def add(self, arm: int) -> None:
+        """Play ``arm`` too from now on (a late recommendation); it starts with no samples."""
+        if arm in self.counts:
+            return
+        self.arms = tuple(sorted((*self.arms, arm)))
+        self.counts[arm] = 0
+        self.sums[arm] = 0.0
+        self.means[arm] = 0.0
+        self.inv_sqrt[arm] = 0.0
+
     def select(self, among: tuple[int, ...] | None = None) -> int:
         """The arm to play, from all arms or from ``among`` (sorted, a subset of them)."""
         arms = self.arms if among is None else among

@@ -1,7 +1,10 @@
 """numba kernel for coop-UCB2: UCB on running-consensus estimates, 2K numbers per edge per step.
 
 Mirrors ``mamab.agents.coop`` operation for operation (same expressions, neighbours added in
-increasing id, as the reference host delivers them); the equality test holds it to that.
+increasing id); the equality test holds it to that. Estimates delayed by one exchange stand in
+for a neighbour's missing current ones: ``late_edge[e]`` marks the edge e (in the receiver's
+adjacency) whose message of the last step was held, ``prev_counts``/``prev_sums`` keep what
+every agent sent then.
 """
 
 from __future__ import annotations
@@ -11,14 +14,25 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, BITS_LOST, BITS_RECV, GRID, LOST, RECV, ROUNDS, SENT, STEP
-from mamab.faults import lost
+from mamab.engine.kernels import (
+    BITS,
+    BITS_LOST,
+    BITS_RECV,
+    GRID,
+    LOST,
+    RECV,
+    ROUNDS,
+    SENT,
+    STEP,
+)
+from mamab.faults import DELAY, DELIVER, LOSE, fate
 
 
 @njit(cache=True, nogil=True)
 def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
                own_sums, weight, self_weight, indptr, indices, n_agents_total, means, gaps, bernoulli,
-               sigma, alpha, message_bits, trace, trace_out, loss, fault_key, crash, back):  # fmt: skip
+               sigma, alpha, message_bits, trace, trace_out, loss, delay, fault_key, crash, back,
+               late_edge, prev_counts, prev_sums):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
     n_agents, n_arms = counts.shape
     alive = np.ones(n_agents, dtype=np.bool_)
@@ -72,17 +86,39 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
                     counters[ROUNDS, n] += 1
             for e in range(indptr[n], indptr[n + 1]):
                 j = indices[e]
-                if not alive[j]:
-                    continue  # a dead neighbour sent nothing
-                if dead or lost(loss, fault_key, t, 0, j, n):  # j's estimates never reach n
+                was_late, late_edge[e] = late_edge[e], False
+                if was_late and dead:  # j's estimates of the last step meet a dead agent
                     counters[LOST, j] += 1
                     counters[BITS_LOST, j] += message_bits
+                elif was_late:  # ... or arrive now
+                    counters[RECV, n] += 1
+                    counters[BITS_RECV, n] += message_bits
+                f = LOSE  # a dead neighbour sent nothing
+                if alive[j]:
+                    f = fate(loss, delay, fault_key, t, 0, j, n)
+                    if f == DELIVER and dead:
+                        f = LOSE
+                    if f == DELAY:
+                        late_edge[e] = True
+                    elif f == DELIVER:
+                        counters[RECV, n] += 1
+                        counters[BITS_RECV, n] += message_bits
+                    else:  # j's estimates never reach n
+                        counters[LOST, j] += 1
+                        counters[BITS_LOST, j] += message_bits
+                if dead:
                     continue
-                counters[RECV, n] += 1
-                counters[BITS_RECV, n] += message_bits
-                for i in range(n_arms):
-                    counts[n, i] = counts[n, i] + weight[n] * own_counts[j, i]
-                    sums[n, i] = sums[n, i] + weight[n] * own_sums[j, i]
+                if f == DELIVER:
+                    for i in range(n_arms):
+                        counts[n, i] = counts[n, i] + weight[n] * own_counts[j, i]
+                        sums[n, i] = sums[n, i] + weight[n] * own_sums[j, i]
+                elif was_late:  # the newest estimates n has from j
+                    for i in range(n_arms):
+                        counts[n, i] = counts[n, i] + weight[n] * prev_counts[j, i]
+                        sums[n, i] = sums[n, i] + weight[n] * prev_sums[j, i]
+        if delay > 0.0:
+            prev_counts[:, :] = own_counts
+            prev_sums[:, :] = own_sums
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret

@@ -11,8 +11,8 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, BITS_LOST, BITS_RECV, GRID, LOST, RECV, ROUNDS, SENT, STEP
-from mamab.faults import lost
+from mamab.engine.kernels import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
+from mamab.faults import fate
 
 
 @njit(cache=True)
@@ -48,25 +48,22 @@ def _best_lcb(n, active, size, count, total, alpha, log_horizon):
 
 
 @njit(cache=True)
-def _agent_sends(counters, n, bits, dropped):
-    """Count one message from agent n to the server; True when it arrives."""
+def _agent_sends(counters, n, server, bits, f, late, late_reward, late_n):
+    """Count one message of fate ``f`` from agent n to the server; True when it arrives now."""
     counters[SENT, n] += 1
     counters[BITS, n] += bits
     counters[ROUNDS, n] += 1
-    if dropped:
-        counters[LOST, n] += 1
-        counters[BITS_LOST, n] += bits
-        return False
-    return True
+    return route(counters, f, n, server, bits, -1, 0.0, late, late_reward, late_n)
 
 
 @njit(cache=True)
 def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
-                   counters, state, loss, fault_key, step, alive):  # fmt: skip
+                   counters, state, loss, delay, fault_key, step, alive, late, late_reward, late_n):  # fmt: skip
     """Reports, announcement, elimination, counts and (if unbalanced) re-division.
 
     Round r of this exchange sends message (step, r, sender, receiver); the server is node N.
-    Under message loss every step acts only on what arrived, as the reference server does.
+    Under message loss every step acts only on what arrived, as the reference server does; a
+    delayed message has missed its round: it is held, to arrive and be dropped next exchange.
     """
     n_agents = active.shape[0]
     server = n_agents
@@ -78,7 +75,8 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
         arm = active[n, slot]
         if lcb == -math.inf:
             continue  # nothing sampled since a restart: no report
-        if not _agent_sends(counters, n, pair_bits, lost(loss, fault_key, step, 0, n, server)):
+        f = fate(loss, delay, fault_key, step, 0, n, server)
+        if not _agent_sends(counters, n, server, pair_bits, f, late, late_reward, late_n):
             continue
         if lcb > best_bound or (lcb == best_bound and arm < best_arm):
             best_arm, best_bound = arm, lcb
@@ -88,13 +86,13 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
     counted = 0
     smallest, largest = active.shape[1] + 1, -1
     for n in range(n_agents):  # round 1: announcement; round 2: counts
-        if not alive[n] or lost(loss, fault_key, step, 1, server, n):
+        f = fate_to(alive, loss, delay, fault_key, step, 1, server, n)
+        if not route(counters, f, server, n, pair_bits, -1, 0.0, late, late_reward, late_n):
             continue
         state[2 + n] = best_arm
-        counters[RECV, n] += 1
-        counters[BITS_RECV, n] += pair_bits
         _eliminate(n, best_bound, active, size, count, total, alpha, log_horizon)
-        if not _agent_sends(counters, n, count_bits, lost(loss, fault_key, step, 2, n, server)):
+        f = fate(loss, delay, fault_key, step, 2, n, server)
+        if not _agent_sends(counters, n, server, count_bits, f, late, late_reward, late_n):
             continue
         counted += 1
         smallest = min(smallest, size[n])
@@ -107,13 +105,13 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
     for n in range(n_agents):  # round 3: the server asks agents with arms; round 4: their lists
         if size[n] == 0:
             continue
-        if lost(loss, fault_key, step, 3, server, n):
+        f = fate_to(alive, loss, delay, fault_key, step, 3, server, n)
+        if not route(counters, f, server, n, 1, -1, 0.0, late, late_reward, late_n):
             complete = False
             continue
-        counters[RECV, n] += 1
-        counters[BITS_RECV, n] += 1
+        f = fate(loss, delay, fault_key, step, 4, n, server)
         if not _agent_sends(
-            counters, n, max(1, size[n] * index_bits), lost(loss, fault_key, step, 4, n, server)
+            counters, n, server, max(1, size[n] * index_bits), f, late, late_reward, late_n
         ):
             complete = False
             continue
@@ -130,19 +128,19 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
         fresh[n, fresh_size[n]] = ordered[j]
         fresh_size[n] += 1
     for n in range(n_agents):
-        if lost(loss, fault_key, step, 5, server, n):
+        f = fate_to(alive, loss, delay, fault_key, step, 5, server, n)
+        if not route(counters, f, server, n, max(1, fresh_size[n] * index_bits), -1, 0.0, late,
+                     late_reward, late_n):  # fmt: skip
             continue  # this agent keeps its old set
         active[n, :] = fresh[n, :]
         size[n] = fresh_size[n]
-        counters[RECV, n] += 1
-        counters[BITS_RECV, n] += max(1, size[n] * index_bits)
 
 
 @njit(cache=True, nogil=True)
 def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
                 total, pointer, state, ends, stage_one, horizon, means, gaps, bernoulli, sigma, alpha,
-                index_bits, count_bits, trace, trace_out, loss, fault_key, crash, back, initial,
-                initial_size):  # fmt: skip
+                index_bits, count_bits, trace, trace_out, loss, delay, fault_key, crash, back, initial,
+                initial_size, late, late_reward, late_n):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of DEMAB.
 
     ``state`` = [last announced arm, next end index, then each agent's last heard announcement].
@@ -184,9 +182,12 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
                 if t <= stage_one:  # stage 1: eliminate locally after every full cycle
                     _, top = _best_lcb(n, active, size, count, total, alpha, log_horizon)
                     _eliminate(n, top, active, size, count, total, alpha, log_horizon)
+        if late_n[0] > 0:
+            drop_late(late, late_n, counters, alive)
         if state[1] < ends.size and t == ends[state[1]]:
             _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits,
-                           pair_bits, counters, state, loss, fault_key, t, alive)  # fmt: skip
+                           pair_bits, counters, state, loss, delay, fault_key, t, alive, late,
+                           late_reward, late_n)  # fmt: skip
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0

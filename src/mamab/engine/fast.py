@@ -59,10 +59,11 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     if config.algorithm == "coop-ucb2":
         return run_coop(config, instance, grid, trace)
     problem, graph = instance.problem, instance.topology
-    rec = Recording.start(config, instance, grid, trace)
     n, k, horizon = config.agents, config.arms, config.horizon
     indptr, indices = graph.csr()
     mode = MODES[config.algorithm]
+    rounds = max(1, graph.diameter) if mode == kernels.RELAY else 1
+    rec = Recording.start(config, instance, grid, trace, late_capacity=rounds * indices.size)
     phases = np.zeros(1, dtype=np.int64)
     block = np.zeros((n, 1), dtype=np.int64)
     relay_rounds, message_bits = 0, index_bits(k)
@@ -80,9 +81,10 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
         slot_arm[:, : block.shape[1]] = block
         size = np.full(n, block.shape[1], dtype=np.int64)
         if mode == kernels.RELAY:
-            relay_rounds, message_bits = max(1, graph.diameter), agent_bits(n) + index_bits(k)
+            relay_rounds, message_bits = rounds, agent_bits(n) + index_bits(k)
     flood = (n, n) if mode == kernels.RELAY else (1, 1)
     known, fresh, nxt = (np.zeros(flood, dtype=np.bool_) for _ in range(3))
+    late_pair = np.full(flood, -1, dtype=np.int64)  # relay pairs held for the next exchange
     count = np.zeros((n, slots), dtype=np.int64)
     total, mean, inv_sqrt = (np.zeros((n, slots)) for _ in range(3))
     cand = np.zeros((n, slots), dtype=np.int64)
@@ -98,7 +100,8 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
             slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
             float(config.sigma), alpha_of(config.algorithm, config.params),
             phases, block, indptr, indices, relay_rounds, message_bits,
-            known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash, rec.back,
+            known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash,
+            rec.back, rec.late, rec.late_reward, rec.late_n, late_pair,
         )  # fmt: skip
     return rec.result(instance, trace)
 
@@ -112,7 +115,7 @@ def run_demab(
     from mamab.engine.demab_kernel import demab_chunk
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
-    rec = Recording.start(config, instance, grid, trace)
+    rec = Recording.start(config, instance, grid, trace, late_capacity=6 * n)  # 6 rounds
     split = initial_split(draw_permutation(instance.algorithm_rng(config.seed), k), n)
     width = block_size(k, n)
     active = np.zeros((n, width), dtype=np.int64)
@@ -131,7 +134,8 @@ def run_demab(
                     total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
                     alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, rec.trace_out,
-                    rec.loss, rec.fault_key, rec.crash, rec.back, initial, initial_size)  # fmt: skip
+                    rec.loss, rec.delay, rec.fault_key, rec.crash, rec.back, initial, initial_size, rec.late,
+                    rec.late_reward, rec.late_n)  # fmt: skip
     return rec.result(instance, trace)
 
 
@@ -143,7 +147,7 @@ def run_gosine(
     from mamab.gosine_schedule import draw_partners, initial_sets, phase_ends
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
-    rec = Recording.start(config, instance, grid, trace)
+    rec = Recording.start(config, instance, grid, trace, late_capacity=2 * n)
     ends = phase_ends(horizon, config.params.gossip_exponent)
     draws = draw_partners(instance.algorithm_rng(config.seed), len(ends), n)
     sets = [initial_sets(i, k, n) for i in range(n)]
@@ -168,7 +172,8 @@ def run_gosine(
                      inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                      indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
                      float(config.sigma), alpha_of("gosine", config.params), index_bits(k), trace,
-                     rec.trace_out, rec.loss, rec.fault_key, rec.crash, rec.back, initial_non_sticky)  # fmt: skip
+                     rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash, rec.back, initial_non_sticky,
+                     rec.late, rec.late_reward, rec.late_n)  # fmt: skip
     return rec.result(instance, trace)
 
 
@@ -188,13 +193,17 @@ def run_coop(
     ]
     weight = np.array([w for w, _ in weights])
     self_weight = np.array([s for _, s in weights])
-    counts, sums, own_counts, own_sums = (np.zeros((n, k)) for _ in range(4))
+    counts, sums, own_counts, own_sums, prev_counts, prev_sums = (
+        np.zeros((n, k)) for _ in range(6)
+    )
     indptr, indices = graph.csr()
+    late_edge = np.zeros(indices.size, dtype=np.bool_)  # the edge's last message is held
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
         coop_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, counts, sums, own_counts,
                    own_sums, weight, self_weight, indptr, indices, n, problem.means, problem.gaps,
                    config.reward == "bernoulli", float(config.sigma), alpha_of("coop-ucb2", config.params),
-                   2 * k * REWARD_BITS, trace, rec.trace_out, rec.loss, rec.fault_key, rec.crash, rec.back)  # fmt: skip
+                   2 * k * REWARD_BITS, trace, rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash,
+                   rec.back, late_edge, prev_counts, prev_sums)  # fmt: skip
     return rec.result(instance, trace)
 
 
@@ -212,9 +221,17 @@ class Recording:
     back: np.ndarray  # (agents,) step from which a crashed agent is back with fresh state
     fault_key: int
     loss: float
+    delay: float
+    late: (
+        np.ndarray
+    )  # (capacity, 4) messages held for the next exchange: sender, receiver, bits, arm
+    late_reward: np.ndarray  # (capacity,) the reward a held sample carries
+    late_n: np.ndarray  # [number of held messages]
 
     @classmethod
-    def start(cls, config: Config, instance: Instance, grid: np.ndarray, trace: bool) -> Recording:
+    def start(cls, config: Config, instance: Instance, grid: np.ndarray, trace: bool,
+              late_capacity: int = 1) -> Recording:  # fmt: skip
+        """``late_capacity``: the most messages one exchange can send (all may be delayed)."""
         n, horizon = config.agents, config.horizon
         crash = crash_steps(
             config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at
@@ -230,6 +247,10 @@ class Recording:
             back=recovery_steps(crash, horizon, config.recover_after),
             fault_key=fault_seed(config.seed, instance.run),
             loss=float(config.loss),
+            delay=float(config.delay),
+            late=np.zeros((max(1, late_capacity), 4), dtype=np.int64),
+            late_reward=np.zeros(max(1, late_capacity)),
+            late_n=np.zeros(1, dtype=np.int64),
         )
 
     def result(self, instance: Instance, trace: bool) -> RunResult:

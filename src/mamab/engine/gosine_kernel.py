@@ -10,8 +10,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, BITS_LOST, BITS_RECV, GRID, LOST, RECV, ROUNDS, SENT, STEP
-from mamab.faults import lost
+from mamab.engine.kernels import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
 
 
 @njit(cache=True)
@@ -30,8 +29,12 @@ def _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size):
 
 @njit(cache=True)
 def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sticky, n_non_sticky,
-            index_bits, counters, asked, requests, reply, loss, fault_key, step, alive):  # fmt: skip
-    """Round 0: each agent asks a random neighbour; round 1: replies; then insert-eliminate."""
+            index_bits, counters, asked, requests, reply, loss, delay, fault_key, step, alive, late,
+            late_reward, late_n):  # fmt: skip
+    """Round 0: each agent asks a random neighbour; round 1: replies; then insert-eliminate.
+
+    A delayed request gets no reply and a delayed reply inserts nothing: held, they arrive at the
+    next exchange and are dropped there, as the reference agents do."""
     n_agents = active.shape[0]
     requests[:] = 0
     for n in range(n_agents):
@@ -43,13 +46,10 @@ def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sti
         counters[SENT, n] += 1
         counters[BITS, n] += 1
         counters[ROUNDS, n] += 1
-        if not alive[p] or lost(loss, fault_key, step, 0, n, p):
-            counters[LOST, n] += 1
-            counters[BITS_LOST, n] += 1
+        f = fate_to(alive, loss, delay, fault_key, step, 0, n, p)
+        if not route(counters, f, n, p, 1, -1, 0.0, late, late_reward, late_n):
             continue
         asked[n] = p
-        counters[RECV, p] += 1
-        counters[BITS_RECV, p] += 1
         requests[p] += 1
     for p in range(n_agents):  # the phase's most-played arm, lowest index on ties
         best = active[p, 0]
@@ -65,12 +65,9 @@ def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sti
             continue
         counters[SENT, p] += 1
         counters[BITS, p] += index_bits
-        if lost(loss, fault_key, step, 1, p, n):
-            counters[LOST, p] += 1
-            counters[BITS_LOST, p] += index_bits
+        f = fate_to(alive, loss, delay, fault_key, step, 1, p, n)
+        if not route(counters, f, p, n, index_bits, -1, 0.0, late, late_reward, late_n):
             continue
-        counters[RECV, n] += 1
-        counters[BITS_RECV, n] += index_bits
         arm = reply[p]
         present = False
         for s in range(size[n]):
@@ -91,7 +88,7 @@ def _gossip(phase, draws, indptr, indices, active, size, played, sticky, non_sti
 def gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, count, total, mean,
                  inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                  indptr, indices, means, gaps, bernoulli, sigma, alpha, index_bits, trace, trace_out, loss,
-                 fault_key, crash, back, initial_non_sticky):  # fmt: skip
+                 delay, fault_key, crash, back, initial_non_sticky, late, late_reward, late_n):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of GosInE. ``state`` = [next phase index]."""
     n_agents = active.shape[0]
     asked = np.zeros(n_agents, dtype=np.int64)
@@ -140,9 +137,12 @@ def gosine_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, co
             if trace:
                 trace_out[pos[STEP], n] = arm
         pos[STEP] += 1
+        if late_n[0] > 0:
+            drop_late(late, late_n, counters, alive)
         if state[0] < ends.size and pos[STEP] == ends[state[0]]:
             _gossip(state[0], draws, indptr, indices, active, size, played, sticky, non_sticky,
-                    n_non_sticky, index_bits, counters, asked, requests, reply, loss, fault_key, pos[STEP], alive)  # fmt: skip
+                    n_non_sticky, index_bits, counters, asked, requests, reply, loss, delay, fault_key,
+                    pos[STEP], alive, late, late_reward, late_n)  # fmt: skip
             state[0] += 1
             played[:, :] = 0
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:

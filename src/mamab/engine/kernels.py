@@ -7,7 +7,11 @@ rebuilds, phase ends, floods).
 
 State lives in arrays owned by the caller and persists from chunk to chunk; ``pos`` holds
 [step, phase, step in phase, next grid point]. Counter rows: messages sent, bits sent,
-messages received, bits received, rounds.
+messages received, bits received, rounds, messages lost, bits lost.
+
+Messages delayed by the fault hash wait in a buffer owned by the caller (rows: sender, receiver,
+bits, arm; a parallel array holds rewards) and arrive at the next step's exchange, before its own
+messages, as the reference host delivers them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
-from mamab.faults import lost
+from mamab.faults import DELAY, DELIVER, LOSE, fate
 
 NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY = 0, 1, 2, 3
 SENT, BITS, RECV, BITS_RECV, ROUNDS, LOST, BITS_LOST = 0, 1, 2, 3, 4, 5, 6
@@ -27,8 +31,8 @@ SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candida
 
 
 @njit(cache=True)
-def _insert_sorted(n, arm, slot_arm, size):
-    """Add ``arm`` to agent n's sorted slots unless present."""
+def _join(n, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end):
+    """Agent n's UCB takes ``arm`` (unless it has it) in its sorted slots, with no samples."""
     m = size[n]
     at = 0
     while at < m and slot_arm[n, at] < arm:
@@ -37,15 +41,92 @@ def _insert_sorted(n, arm, slot_arm, size):
         return
     for s in range(m, at, -1):
         slot_arm[n, s] = slot_arm[n, s - 1]
+        count[n, s] = count[n, s - 1]
+        total[n, s] = total[n, s - 1]
+        mean[n, s] = mean[n, s - 1]
+        inv_sqrt[n, s] = inv_sqrt[n, s - 1]
     slot_arm[n, at] = arm
+    count[n, at] = 0
+    total[n, at] = 0.0
+    mean[n, at] = 0.0
+    inv_sqrt[n, at] = 0.0
     size[n] = m + 1
+    untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
+    block_end[n] = -1
+
+
+@njit(cache=True, inline="always")
+def _count_lost(counters, sender, bits):
+    if sender < counters.shape[1]:  # a server's own counters are not kept
+        counters[LOST, sender] += 1
+        counters[BITS_LOST, sender] += bits
+
+
+@njit(cache=True, inline="always")
+def _count_received(counters, receiver, bits):
+    if receiver < counters.shape[1]:
+        counters[RECV, receiver] += 1
+        counters[BITS_RECV, receiver] += bits
+
+
+@njit(cache=True, inline="always")
+def route(counters, f, sender, receiver, bits, arm, reward, late, late_reward, late_n):
+    """Settle a paid-for message of fate ``f``: count it lost, hold it, or count it received.
+
+    True when it arrives now; a held one arrives at the next exchange (see :func:`arrive`).
+    """
+    if f == LOSE:
+        _count_lost(counters, sender, bits)
+        return False
+    if f == DELAY:
+        i = late_n[0]
+        late[i, 0] = sender
+        late[i, 1] = receiver
+        late[i, 2] = bits
+        late[i, 3] = arm
+        late_reward[i] = reward
+        late_n[0] = i + 1
+        return False
+    _count_received(counters, receiver, bits)
+    return True
+
+
+@njit(cache=True, inline="always")
+def arrive(late, i, counters, alive):
+    """Held message i reaches its receiver now (True), or is lost: the receiver is dead."""
+    sender, receiver, bits = late[i, 0], late[i, 1], late[i, 2]
+    if receiver < alive.shape[0] and not alive[receiver]:  # a server never crashes
+        _count_lost(counters, sender, bits)
+        return False
+    _count_received(counters, receiver, bits)
+    return True
 
 
 @njit(cache=True)
-def _flood(
-    indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, fault_key, step, alive
-):
-    """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before."""
+def drop_late(late, late_n, counters, alive):
+    """Held messages arrive (or meet a dead receiver) and are dropped: their round is over."""
+    for i in range(late_n[0]):
+        arrive(late, i, counters, alive)
+    late_n[0] = 0
+
+
+@njit(cache=True, inline="always")
+def fate_to(alive, loss, delay, key, step, round_, sender, receiver):
+    """A message's fate; one that would arrive now at a dead agent is lost (a delayed one meets
+    its receiver's state at the next exchange)."""
+    f = fate(loss, delay, key, step, round_, sender, receiver)
+    if f == DELIVER and not alive[receiver]:
+        return LOSE
+    return f
+
+
+@njit(cache=True)
+def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, delay, fault_key,
+           step, alive, recs, late, late_reward, late_n, late_pair):  # fmt: skip
+    """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before.
+
+    A delayed batch is held; its pairs wait in ``late_pair[receiver, origin]`` (the arm, or -1).
+    """
     n_agents = known.shape[0]
     known[:] = False
     fresh[:] = False
@@ -70,12 +151,13 @@ def _flood(
                 v = indices[e]
                 counters[SENT, n] += 1
                 counters[BITS, n] += pairs * pair_bits
-                if not alive[v] or lost(loss, fault_key, step, round_, n, v):
-                    counters[LOST, n] += 1
-                    counters[BITS_LOST, n] += pairs * pair_bits
+                f = fate_to(alive, loss, delay, fault_key, step, round_, n, v)
+                if f == DELAY:
+                    for i in range(pairs):
+                        late_pair[v, origins[i]] = recs[origins[i]]
+                if not route(counters, f, n, v, pairs * pair_bits, -1, 0.0, late, late_reward,
+                             late_n):  # fmt: skip
                     continue
-                counters[RECV, v] += 1
-                counters[BITS_RECV, v] += pairs * pair_bits
                 for i in range(pairs):
                     o = origins[i]
                     if not known[v, o]:
@@ -104,7 +186,8 @@ def _restart_ucb(n, on_block, block, slot_arm, size, count, total, mean, inv_sqr
 @njit(cache=True)
 def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
                untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
-               counters, known, fresh, nxt, recs, loss, fault_key, alive):  # fmt: skip
+               counters, known, fresh, nxt, recs, loss, delay, fault_key, alive, late, late_reward,
+               late_n, late_pair):  # fmt: skip
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
     n_agents = slot_arm.shape[0]
     step = pos[STEP] + 1
@@ -118,25 +201,14 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
             _restart_ucb(n, True, block, slot_arm, size, count, total, mean, inv_sqrt, in_cand, untried,
                          samples, block_end)  # fmt: skip
     if mode == RELAY:
-        _flood(
-            indptr,
-            indices,
-            relay_rounds,
-            message_bits,
-            counters,
-            known,
-            fresh,
-            nxt,
-            loss,
-            fault_key,
-            step,
-            alive,
-        )
+        _flood(indptr, indices, relay_rounds, message_bits, counters, known, fresh, nxt, loss, delay,
+               fault_key, step, alive, recs, late, late_reward, late_n, late_pair)  # fmt: skip
         if more:
             for n in range(n_agents):
                 for o in range(n_agents):
                     if o != n and known[n, o]:
-                        _insert_sorted(n, recs[o], slot_arm, size)
+                        _join(n, recs[o], slot_arm, size, count, total, mean, inv_sqrt, untried,
+                              block_end)  # fmt: skip
         return
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
@@ -148,14 +220,52 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
             counters[ROUNDS, n] += 1
         for e in range(indptr[n], indptr[n + 1]):
             v = indices[e]
-            if not alive[v] or lost(loss, fault_key, step, 0, n, v):
-                counters[LOST, n] += 1
-                counters[BITS_LOST, n] += message_bits
+            f = fate_to(alive, loss, delay, fault_key, step, 0, n, v)
+            if (
+                route(counters, f, n, v, message_bits, recs[n], 0.0, late, late_reward, late_n)
+                and more
+            ):
+                _join(v, recs[n], slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
+
+
+@njit(cache=True)
+def _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known, slot_arm,
+                          size, count, total, mean, inv_sqrt, untried, block_end):  # fmt: skip
+    """Recommendations held since the last exchange arrive: if the phase they were meant for is
+    still running (not ``ended`` with this step), the receiver's UCB takes their arms."""
+    for i in range(late_n[0]):
+        if arrive(late, i, counters, alive) and not ended and mode == LCC:
+            _join(late[i, 1], late[i, 3], slot_arm, size, count, total, mean, inv_sqrt, untried,
+                  block_end)  # fmt: skip
+    late_n[0] = 0
+    if mode != RELAY:
+        return
+    n_agents = slot_arm.shape[0]
+    for v in range(n_agents):
+        for o in range(n_agents):
+            arm = late_pair[v, o]
+            if arm < 0:
                 continue
-            counters[RECV, v] += 1
-            counters[BITS_RECV, v] += message_bits
-            if more:
-                _insert_sorted(v, recs[n], slot_arm, size)
+            late_pair[v, o] = -1
+            if alive[v] and not ended and o != v and not known[v, o]:
+                known[v, o] = True  # late, after the flood: used, not forwarded
+                _join(v, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
+
+
+@njit(cache=True, inline="always")
+def _learn(n, slot, reward, count, total, mean, inv_sqrt, size, in_cand, bound, block_width,
+           samples):  # fmt: skip
+    """Agent n learns one (own or neighbour's) sample of the arm in ``slot``."""
+    c = count[n, slot] + 1
+    count[n, slot] = c
+    total[n, slot] += reward
+    mean[n, slot] = total[n, slot] / c
+    inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
+    if (
+        size[n] > SMALL_SET and not in_cand[n, slot]
+    ):  # a skipped arm changed: keep the bound a bound
+        bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
+    samples[n] += 1
 
 
 @njit(cache=True, nogil=True)
@@ -164,7 +274,8 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
               untried, samples, n_cand, block_end, bound, block_width,
               slot_arm, size, means, gaps, bernoulli, sigma, alpha,
               phase_len, block, indptr, indices, relay_rounds, message_bits,
-              known, fresh, nxt, trace, trace_out, loss, fault_key, crash, back):  # fmt: skip
+              known, fresh, nxt, trace, trace_out, loss, delay, fault_key, crash, back, late,
+              late_reward, late_n, late_pair):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of every agent of one run.
 
     Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
@@ -221,14 +332,12 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 reward = np.float64(noise[row, n] < means[arm])  # branch-free coin
             else:
                 reward = means[arm] + sigma * noise[row, n]
-            c = count[n, slot] + 1
+            c = count[n, slot] + 1  # as in _learn, written out: this is the hottest loop
             count[n, slot] = c
             total[n, slot] += reward
             mean[n, slot] = total[n, slot] / c
             inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
-            if (
-                size[n] > SMALL_SET and not in_cand[n, slot]
-            ):  # a skipped arm changed: keep the bound a bound
+            if size[n] > SMALL_SET and not in_cand[n, slot]:
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
             samples[n] += 1
             regret[n] += gaps[arm]
@@ -237,6 +346,11 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             if trace:
                 trace_out[pos[STEP], n] = arm
         if mode == FULL_COMMUNICATION:
+            for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
+                if arrive(late, i, counters, alive):
+                    _learn(late[i, 1], late[i, 3], late_reward[i], count, total, mean, inv_sqrt,
+                           size, in_cand, bound, block_width, samples)  # fmt: skip
+            late_n[0] = 0
             # each sender's (arm, reward) reaches its neighbours in increasing sender order
             for sender in range(n_agents):
                 degree = indptr[sender + 1] - indptr[sender]
@@ -248,11 +362,12 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 slot, reward = played[sender], rewards[sender]  # slot s is arm s here
                 for e in range(indptr[sender], indptr[sender + 1]):
                     v = indices[e]
-                    if not alive[v] or lost(loss, fault_key, step, 0, sender, v):
-                        counters[LOST, sender] += 1
-                        counters[BITS_LOST, sender] += message_bits
+                    f = fate(loss, delay, fault_key, step, 0, sender, v)
+                    if f != DELIVER or not alive[v]:  # array helpers only off the plain path
+                        route(counters, LOSE if f == DELIVER else f, sender, v, message_bits, slot,
+                              reward, late, late_reward, late_n)  # fmt: skip
                         continue
-                    c = count[v, slot] + 1
+                    c = count[v, slot] + 1  # as in _learn, written out: once per edge and step
                     count[v, slot] = c
                     total[v, slot] += reward
                     mean[v, slot] = total[v, slot] / c
@@ -264,11 +379,16 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                     counters[BITS_RECV, v] += message_bits
         elif mode >= LCC:
             pos[IN_PHASE] += 1
-            if pos[IN_PHASE] == phase_len[pos[PHASE]]:
+            ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
+            if late_n[0] > 0:
+                _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known,
+                                      slot_arm, size, count, total, mean, inv_sqrt, untried,
+                                      block_end)  # fmt: skip
+            if ended:
                 _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
                            in_cand, untried, samples, block_end, block, indptr, indices,
                            relay_rounds, message_bits, counters, known, fresh, nxt, recs, loss,
-                           fault_key, alive)  # fmt: skip
+                           delay, fault_key, alive, late, late_reward, late_n, late_pair)  # fmt: skip
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from mamab.agents import Agent, make_agents, network
+from mamab.agents.base import Message
 from mamab.config import Config
-from mamab.faults import crash_steps, fault_seed, is_lost, recovery_steps
+from mamab.faults import DELAY, LOSE, crash_steps, fault_seed, message_fate, recovery_steps
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
@@ -21,13 +22,20 @@ def exchange(
     loss: float = 0.0,
     fault_key: int = 0,
     alive: np.ndarray | None = None,
-) -> None:
+    delay: float = 0.0,
+    held: list[Message] | None = None,
+) -> list[Message]:
     """Run communication rounds until a round where nobody sends; deliver along edges only.
 
-    With ``loss`` > 0, message (step, round, sender, receiver) is dropped when its fault hash
-    says so: the sender paid for it (sent and lost counters), the receiver never sees it.
-    Nodes marked dead in ``alive`` send nothing, and what is sent to them is lost.
+    ``held`` (messages delayed by the previous exchange) are delivered first, in the order they
+    were sent. Then message (step, round, sender, receiver) is lost or delayed when its fault
+    hashes say so: the sender paid for it (sent counters; lost counters for a lost one); a
+    delayed one is returned, to be delivered at the next exchange. Nodes marked dead in
+    ``alive`` send nothing, and what is sent to them is lost.
     """
+    for message in held or ():
+        _deliver(agents, counts, message, alive)
+    later: list[Message] = []
     round_ = 0
     while True:
         batch = [
@@ -37,7 +45,7 @@ def exchange(
             for m in agent.outgoing()
         ]
         if not batch:
-            return
+            return later
         for message in batch:
             if not topology.are_neighbours(message.sender, message.receiver):
                 raise RuntimeError(
@@ -45,17 +53,33 @@ def exchange(
                 )
             counts["messages_sent"][message.sender] += 1
             counts["bits_sent"][message.sender] += message.bits
-            dead = alive is not None and not alive[message.receiver]
-            if dead or is_lost(loss, fault_key, step, round_, message.sender, message.receiver):
-                counts["messages_lost"][message.sender] += 1
-                counts["bits_lost"][message.sender] += message.bits
-                continue
-            counts["messages_received"][message.receiver] += 1
-            counts["bits_received"][message.receiver] += message.bits
-            agents[message.receiver].receive(message)
+            fate = message_fate(loss, delay, fault_key, step, round_, message.sender,
+                                message.receiver)  # fmt: skip
+            if fate == DELAY:
+                later.append(message)
+            elif fate == LOSE:
+                _count_lost(counts, message)
+            else:
+                _deliver(agents, counts, message, alive)
         for sender in {message.sender for message in batch}:
             counts["rounds"][sender] += 1
         round_ += 1
+
+
+def _deliver(agents: list[Agent], counts: dict[str, np.ndarray], message: Message,
+             alive: np.ndarray | None) -> None:  # fmt: skip
+    """Hand ``message`` to its receiver, or count it lost if the receiver is dead."""
+    if alive is not None and not alive[message.receiver]:
+        _count_lost(counts, message)
+        return
+    counts["messages_received"][message.receiver] += 1
+    counts["bits_received"][message.receiver] += message.bits
+    agents[message.receiver].receive(message)
+
+
+def _count_lost(counts: dict[str, np.ndarray], message: Message) -> None:
+    counts["messages_lost"][message.sender] += 1
+    counts["bits_lost"][message.sender] += message.bits
 
 
 def run_reference(
@@ -67,6 +91,7 @@ def run_reference(
     agents = make_agents(config.algorithm, topology, config.arms, horizon, config.params,
                          instance.algorithm_rng(config.seed))  # fmt: skip
     players = [agent for agent in agents if agent.plays]
+    idlers = [agent for agent in agents if not agent.plays]
     links = network(config.algorithm, topology)
     gaps = problem.gaps
     counts = {name: np.zeros(len(agents), dtype=np.int64) for name in COUNTERS}
@@ -79,6 +104,7 @@ def run_reference(
     crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
     back = recovery_steps(crash, horizon, config.recover_after)
     alive = np.ones(len(agents), dtype=bool)  # a server, if any, never crashes
+    held: list[Message] = []  # delayed by the last exchange; still in flight when the run ends
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
         for row in noise:
             step = t + 1  # 1-indexed step about to be played
@@ -93,8 +119,10 @@ def run_reference(
                 regret[agent.agent_id] += gaps[arm]
                 if arms_played is not None:
                     arms_played[t, agent.agent_id] = arm
+            for agent in idlers:
+                agent.tick()
             t += 1
-            exchange(agents, links, counts, t, config.loss, key, alive)
+            held = exchange(agents, links, counts, t, config.loss, key, alive, config.delay, held)
             if t == grid[next_point]:
                 recorded[:, next_point] = regret
                 recorded_bits[:, next_point] = counts["bits_sent"][:n]

@@ -23,7 +23,7 @@ from mamab.stats import masked_mean, median_band
 from mamab.storage import atomic_write, write_parquet
 
 SUMMARY_COLUMNS = (
-    "experiment", "figure", "algorithm", "agents", "arms", "horizon", "graph", "reward", "loss", "runs",
+    "experiment", "figure", "algorithm", "agents", "arms", "horizon", "graph", "reward", "loss", "delay", "runs",
     "final_regret_median", "final_regret_ci_low", "final_regret_ci_high",
     "bits_sent_per_agent_median", "messages_sent_per_agent_median", "diameter_median", "max_degree_median",
     "crashed_agents_median",
@@ -104,13 +104,13 @@ def collect(spec: SweepSpec, out: Path) -> list[ConfigResult]:
 def curves_table(results: list[ConfigResult]) -> pa.Table:
     """Long table: one row per (configuration, run, t) with agent-mean regret and bits sent."""
     columns: dict[str, list] = {k: [] for k in ("experiment", "figure", "config_id", "algorithm", "agents",
-                                                "arms", "horizon", "graph", "loss", "run", "t", "regret", "bits")}  # fmt: skip
+                                                "arms", "horizon", "graph", "loss", "delay", "run", "t", "regret", "bits")}  # fmt: skip
     for r in results:
         runs, points = r.regret.shape
         c = r.config
         for key, value in (("experiment", r.experiment), ("figure", r.figure), ("algorithm", c["algorithm"]),
                            ("agents", c["agents"]), ("arms", c["arms"]), ("horizon", c["horizon"]),
-                           ("graph", c["graph"]), ("loss", c["loss"]), ("config_id", r.config_id)):  # fmt: skip
+                           ("graph", c["graph"]), ("loss", c["loss"]), ("delay", c["delay"]), ("config_id", r.config_id)):  # fmt: skip
             columns[key].append(np.repeat(np.array([value]), runs * points))
         columns["run"].append(np.repeat(np.arange(runs), points))
         columns["t"].append(np.tile(r.grid, runs))
@@ -122,14 +122,14 @@ def curves_table(results: list[ConfigResult]) -> pa.Table:
 def finals_table(results: list[ConfigResult]) -> pa.Table:
     """One row per (configuration, run, agent): final regret and every communication counter."""
     columns: dict[str, list] = {k: [] for k in ("experiment", "config_id", "algorithm", "agents", "arms",
-                                                "horizon", "graph", "loss", "run", "agent", "final_regret",
+                                                "horizon", "graph", "loss", "delay", "run", "agent", "final_regret",
                                                 *COUNTERS, "diameter", "max_degree", "crash")}  # fmt: skip
     for r in results:
         runs, agents = r.final_regret.shape
         c = r.config
         for key, value in (("experiment", r.experiment), ("algorithm", c["algorithm"]), ("agents", c["agents"]),
                            ("arms", c["arms"]), ("horizon", c["horizon"]), ("graph", c["graph"]),
-                           ("loss", c["loss"]), ("config_id", r.config_id)):  # fmt: skip
+                           ("loss", c["loss"]), ("delay", c["delay"]), ("config_id", r.config_id)):  # fmt: skip
             columns[key].append(np.repeat(np.array([value]), runs * agents))
         columns["run"].append(np.repeat(np.arange(runs), agents))
         columns["agent"].append(np.tile(np.arange(agents), runs))
@@ -156,7 +156,7 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
         rows.append({
             "experiment": r.experiment, "figure": r.figure, "algorithm": c["algorithm"], "agents": str(c["agents"]),
             "arms": str(c["arms"]), "horizon": str(c["horizon"]), "graph": c["graph"], "reward": c["reward"],
-            "loss": _number(c["loss"]),
+            "loss": _number(c["loss"]), "delay": _number(c["delay"]),
             "runs": str(r.final_regret.shape[0]), "final_regret_median": _number(med),
             "final_regret_ci_low": _number(lo), "final_regret_ci_high": _number(hi),
             "bits_sent_per_agent_median": _number(np.median(sent)),
@@ -216,8 +216,8 @@ def read_curves(out: Path) -> list[ConfigResult]:
             figure=curves["figure"][first],
             config_id=curves["config_id"][first],
             config={
-                k: curves[k][first]
-                for k in ("algorithm", "agents", "arms", "horizon", "graph", "loss")
+                k: curves[k][first] if k in curves else 0.0  # tables from before delays: none
+                for k in ("algorithm", "agents", "arms", "horizon", "graph", "loss", "delay")
             },
             grid=grid,
             regret=np.array(curves["regret"])[rows].reshape(n_runs, -1),

@@ -21,6 +21,9 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     sigma = 1.0
     alpha = 2.0                # optional; default 2 (4 for gosine)
     loss = [0.0, 0.5]          # optional, float or list: each message lost with this probability
+    delay = 0.2                # optional, float or list: a message arrives one exchange late
+    crash_rate = 0.001         # optional: probability per agent and step of crashing
+    recover_after = 100        # optional: steps a crashed agent stays down (0: for good)
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ EXPERIMENT_KEYS = {
     "sigma": (float, int),
     "alpha": (float, int),
     "loss": (float, int, list),
+    "delay": (float, int, list),
     "crash_rate": (float, int),
     "recover_after": (int,),
 }
@@ -175,6 +179,9 @@ def _parse_experiment(
             f"{where}.edge_prob", block.get("edge_prob", [None]), (float, int, type(None))
         ),
         "loss": [float(q) for q in _as_list(f"{where}.loss", block.get("loss", 0.0), (float, int))],
+        "delay": [
+            float(d) for d in _as_list(f"{where}.delay", block.get("delay", 0.0), (float, int))
+        ],
     }
     alpha = block.get("alpha")
     params = AlgorithmParams(alpha=None if alpha is None else float(alpha))
