@@ -77,7 +77,7 @@ class LccUcbAgent(Agent):
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         arm = self._check_arm(message.payload)
-        if self._phase_of(message) == "stale":
+        if self._is_stale(message):
             return
         if message.sender in self._received:
             raise InvalidMessage(
@@ -87,18 +87,18 @@ class LccUcbAgent(Agent):
         if not self.listening:
             self._join(arm)
 
-    def _phase_of(self, message: Message) -> str:
-        """'current' if sent at the end of the phase before the current (or coming) one, 'stale' if
-        sent before that: a late message for a phase that is over; refuse any other stamp."""
+    def _is_stale(self, message: Message) -> bool:
+        """True for a late message meant for a phase that is over; False for one sent at the end
+        of the phase before the current (or coming) one; any other stamp is refused."""
         start = self.clock - self.step_in_phase  # the step the current (or coming) phase starts at
         if message.stamp < start:
-            return "stale"
+            return True
         if message.stamp > start or (self.phase == 0 and not self.listening):
             raise InvalidMessage(
                 f"agent {self.agent_id}: message from {message.sender} stamped {message.stamp} "
                 "is outside a communication window"
             )
-        return "current"
+        return False
 
     def _join(self, arm: int) -> None:
         """A late recommendation for the running phase: its UCB takes the arm from now on."""
@@ -169,7 +169,7 @@ class RelayAgent(LccUcbAgent):
             ):
                 raise InvalidMessage(f"agent {self.agent_id}: bad origin {origin!r}")
             self._check_arm(arm)
-        if self._phase_of(message) == "stale":
+        if self._is_stale(message):
             return
         for origin, arm in pairs:
             origin, arm = int(origin), int(arm)

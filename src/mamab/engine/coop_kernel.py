@@ -24,8 +24,9 @@ from mamab.engine.kernels import (
     ROUNDS,
     SENT,
     STEP,
+    fate_to,
 )
-from mamab.faults import DELAY, DELIVER, LOSE, fate
+from mamab.faults import DELAY, DELIVER, LOSE
 
 
 @njit(cache=True, nogil=True)
@@ -95,9 +96,7 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
                     counters[BITS_RECV, n] += message_bits
                 f = LOSE  # a dead neighbour sent nothing
                 if alive[j]:
-                    f = fate(loss, delay, fault_key, t, 0, j, n)
-                    if f == DELIVER and dead:
-                        f = LOSE
+                    f = fate_to(alive, loss, delay, fault_key, t, 0, j, n)
                     if f == DELAY:
                         late_edge[e] = True
                     elif f == DELIVER:
