@@ -262,6 +262,12 @@ def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool, executor: 
     click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")
 
 
+from mamab.live.commands import agent, live  # noqa: E402  (the live network's commands)
+
+cli.add_command(agent)
+cli.add_command(live)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: turn usage and configuration errors into one line and exit code 2."""
     if not (sys.argv[1:] if argv is None else argv):  # bare `mamab`: the help, not an error

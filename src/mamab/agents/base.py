@@ -59,6 +59,16 @@ class Agent(ABC):
     def observe(self, arm: int, reward: float) -> None:
         """Learn from this step's own reward."""
 
+    def rounds_after(self, step: int) -> int:
+        """The most communication rounds the exchange after ``step`` (1-indexed) can take.
+
+        0 when the algorithm never talks after that step. It is a property of the protocol, the
+        same for every node of a run, so nodes on a real network know when to wait for their
+        neighbours (``mamab.live``). The default, one round after every step, is always safe
+        for one-round protocols; an algorithm that talks less often should say so.
+        """
+        return 1
+
     def tick(self) -> None:
         """A step passes without this node playing (nodes with ``plays = False`` only)."""
         self.clock += 1

@@ -25,6 +25,9 @@ class NoCommunicationAgent(Agent):
     def select_arm(self) -> int:
         return self.ucb.select()
 
+    def rounds_after(self, step: int) -> int:
+        return 0
+
     def reset(self, done_steps: int) -> None:
         self.ucb = UCB(range(self.n_arms), self.ucb.alpha)
         self.clock = done_steps
@@ -47,6 +50,9 @@ class FullCommunicationAgent(NoCommunicationAgent):
         super().__init__(*args, **kwargs)
         self._bits = index_bits(self.n_arms) + REWARD_BITS
         self._heard: set[tuple[int, int]] = set()  # (sender, stamp) of this exchange
+
+    def rounds_after(self, step: int) -> int:
+        return 1
 
     def observe(self, arm: int, reward: float) -> None:
         super().observe(arm, reward)

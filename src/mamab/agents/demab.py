@@ -28,6 +28,10 @@ from mamab.errors import InvalidMessage
 from mamab.schedule import REWARD_BITS, index_bits
 
 
+#: Rounds of the exchange after a phase: report, best, count, send, arms, assign.
+EXCHANGE_ROUNDS = 6
+
+
 def count_bits(n_arms: int) -> int:
     """Bits of a number of arms in 0..K."""
     return max(1, n_arms.bit_length())
@@ -44,6 +48,7 @@ class DemabAgent(Agent):
         self.active = sorted(arms)
         self.initial_arms = tuple(self.active)
         self.ends = phase_ends(horizon, n_agents, n_arms).tolist()
+        self._ends = frozenset(self.ends)
         self.stage_one = stage_one_length(horizon, n_agents, n_arms)
         self.pointer = 0
         self.counts = dict.fromkeys(self.active, 0)
@@ -51,6 +56,9 @@ class DemabAgent(Agent):
         self.announced: int | None = None
         self.listening = False
         self._bits = index_bits(n_arms)
+
+    def rounds_after(self, step: int) -> int:
+        return EXCHANGE_ROUNDS if step in self._ends else 0
 
     def reset(self, done_steps: int) -> None:
         """Back with its initial arms, fresh samples and no announcement, at the global time."""
@@ -158,6 +166,10 @@ class DemabServer(Agent):
         self.announced: list[int] = []  # every arm the server ever named best
         self._waiting: list[int] = []
         self._bits = index_bits(n_arms)
+        self._ends = frozenset(phase_ends(horizon, n_agents, n_arms).tolist())
+
+    def rounds_after(self, step: int) -> int:
+        return EXCHANGE_ROUNDS if step in self._ends else 0
 
     def select_arm(self) -> int:
         raise RuntimeError("the DEMAB server plays no arm")

@@ -28,6 +28,7 @@ class GosineAgent(Agent):
         self.non_sticky = list(non_sticky)
         self.ucb = UCB(range(n_arms), alpha)
         self.ends = phase_ends(horizon, exponent).tolist()
+        self._ends = frozenset(self.ends)
         self.draws = [float(u) for u in draws]  # one uniform per phase, from the run's stream
         self.phase = 0
         self.played: dict[int, int] = {}
@@ -45,6 +46,10 @@ class GosineAgent(Agent):
         self.listening = False
         self._requests = []
         self._outbox = []
+
+    def rounds_after(self, step: int) -> int:
+        """Two rounds after each phase: the pull request, then the reply."""
+        return 2 if step in self._ends else 0
 
     @property
     def active(self) -> tuple[int, ...]:

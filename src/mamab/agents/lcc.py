@@ -41,6 +41,7 @@ class LccUcbAgent(Agent):
         self.initial_arms = tuple(initial_arms)
         self.alpha = alpha
         self.phases = phase_lengths(horizon, base_length(k_prime), sub_epochs)
+        self._phase_ends = frozenset(np.cumsum(self.phases).tolist())
         self.phase = 0
         self.step_in_phase = 0
         self.recommendations: frozenset[int] = frozenset()
@@ -61,6 +62,10 @@ class LccUcbAgent(Agent):
         self.step_in_phase += 1
         if self.step_in_phase == self.phases[self.phase]:
             self._end_phase(self.ucb.most_played())
+
+    def rounds_after(self, step: int) -> int:
+        """One round (the recommendations) after each phase."""
+        return 1 if step in self._phase_ends else 0
 
     def reset(self, done_steps: int) -> None:
         """A fresh UCB on S_n alone, for the rest of the phase the others are in."""
@@ -138,6 +143,10 @@ class RelayAgent(LccUcbAgent):
         self._fresh: list[tuple[int, int]] = []
         self._round = 0
         self._pair_bits = agent_bits(n_agents) + index_bits(self.n_arms)
+
+    def rounds_after(self, step: int) -> int:
+        """The flood: ``relay_rounds`` (= D) rounds after each epoch."""
+        return self.relay_rounds if step in self._phase_ends else 0
 
     def outgoing(self) -> list[Message]:
         if not self.listening or self._round >= self.relay_rounds:

@@ -1,0 +1,98 @@
+"""The ``mamab agent`` and ``mamab live`` commands."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+from pathlib import Path
+
+import click
+
+from mamab.options import problem_config, problem_options
+
+MODE = click.option("--sync/--async", "sync", default=False, show_default=True,
+                    help="sync: wait for the neighbours at each round (results equal mamab run's); "
+                         "async: never wait.")  # fmt: skip
+TIMEOUT = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+                       show_default=True,
+                       help="Seconds a sync round waits for a neighbour before marking it silent.")  # fmt: skip
+
+
+def die_with_parent() -> None:
+    """On Linux, have the kernel kill this process when the process that started it dies."""
+    parent = os.environ.get("MAMAB_PARENT_PID")
+    if not parent or not hasattr(signal, "SIGKILL"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):  # the parent died before prctl took effect
+        os._exit(1)
+
+
+@click.command()
+@click.option("--roster", required=True, type=click.Path(path_type=Path),
+              help="roster.toml: every node's id, address and public key.")  # fmt: skip
+@click.option("--id", "node_id", required=True, type=int, help="This node's id in the roster.")
+@click.option("--secret", required=True, type=click.Path(path_type=Path),
+              help="This node's secret key file (mode 0600).")  # fmt: skip
+@problem_options
+@click.option("--run", "run", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Which run's seed streams (means, graph, noise) to use.")  # fmt: skip
+@MODE
+@TIMEOUT
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Where to write this node's result.json [default: print it].")  # fmt: skip
+def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeout: float,
+          out: Path | None, **problem) -> None:  # fmt: skip
+    """Run one node of a live run in this process, over the roster's authenticated network."""
+    from mamab.live.agent_process import run_agent
+    from mamab.storage import write_json
+
+    die_with_parent()
+    config = problem_config(**problem, runs=1, first_run=run)
+    record = run_agent(config, run, roster, node_id, secret, sync=sync, timeout=timeout)
+    if out is None:
+        import json
+
+        click.echo(json.dumps(record, indent=2))
+    else:
+        write_json(out, record)
+
+
+@click.command()
+@problem_options
+@click.option("--runs", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Independent runs (new means, graph, noise), one after the other.")  # fmt: skip
+@MODE
+@TIMEOUT
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
+def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> None:
+    """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
+    from mamab.live.fleet import node_count, run_live
+    from mamab.stats import median_band
+    from mamab.storage import prepare_out_dir, write_json
+
+    config = problem_config(**problem, runs=runs)
+    directory = prepare_out_dir(out) if out is not None else None
+    click.echo(f"{runs} live runs of {node_count(config)} processes each "
+               f"({'sync' if sync else 'async'}, loopback)", err=True)  # fmt: skip
+    summary = run_live(
+        config, sync=sync, timeout=timeout,
+        progress=lambda run, s: click.echo(f"run {run}: {s:.1f} s", err=True),
+    )  # fmt: skip
+    means = [
+        r["final_regret_mean"] for r in summary["per_run"] if r["final_regret_mean"] is not None
+    ]
+    if means:
+        med, lo, hi = median_band(means)
+        click.echo(f"{config.algorithm}: median final regret/agent {med:.1f} [{lo:.1f}, {hi:.1f}]")
+    for r in summary["per_run"]:
+        for s in r["stopped"]:
+            click.echo(f"run {r['run']}: node {s['node']} stopped answering "
+                       f"(noticed at step {s['noticed_at_step']})")  # fmt: skip
+    if directory is not None:
+        write_json(directory / "summary.json", summary)
+        click.echo(f"wrote {directory / 'summary.json'}")

@@ -1,0 +1,248 @@
+"""A live node: one agent on a real network, driven by its host at the host's own pace.
+
+The host calls ``select_arm()`` and ``observe()`` (or ``tick()`` for a node that does not play)
+as requests come; after each step the node runs the exchange the agent's protocol asks for
+(:meth:`Agent.rounds_after`). Messages travel as frames of the wire format (``mamab.wire``): in
+each round a node sends one frame to each neighbour it has messages for.
+
+Two modes:
+
+- **sync**: in each round a node also sends an empty frame to every other neighbour and waits
+  (up to ``timeout`` seconds) for one frame from each neighbour. Nodes then see exactly what the
+  simulator's synchronous rounds deliver, so results equal the simulator's. A neighbour that
+  stays silent past the timeout is marked silent from that step on and no longer waited for.
+- **async** (default): a node never waits. Frames stamped in its future (a faster neighbour)
+  are held until its clock gets there; frames from its past follow the algorithm's late-message
+  rule (docs/faults.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from mamab.agents.base import Agent, Message
+from mamab.errors import InvalidMessage
+from mamab.live.transport import Transport
+from mamab.wire import Frame, WireSpec, decode_frame, encode_frame
+
+#: The round number of the frame a node sends its neighbours when it has finished its run.
+BYE_ROUND = 0xFFFF
+
+
+@dataclass
+class NodeCounts:
+    """What one node sent, received and refused; the simulator's counters plus the network's."""
+
+    messages_sent: int = 0
+    bits_sent: int = 0
+    messages_received: int = 0
+    bits_received: int = 0
+    rounds: int = 0  # rounds in which this node sent at least one message
+    refused_messages: int = 0  # frames or messages refused: undecodable, spoofed, or by the agent
+    waits: int = 0  # sync rounds in which the node waited for its neighbours
+    wait_seconds: float = 0.0
+    silent: dict[int, int] = field(default_factory=dict)  # neighbour -> step it stopped answering
+
+
+class LiveNode:
+    """One agent on a network of :class:`Transport` links (see the module docstring).
+
+    Not thread-safe: one host thread drives it (and its transport).
+    """
+
+    def __init__(self, agent: Agent, transport: Transport, spec: WireSpec, *, sync: bool = False,
+                 timeout: float = 30.0):  # fmt: skip
+        if not timeout > 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        self.agent = agent
+        self.transport = transport
+        self.spec = spec
+        self.sync = sync
+        self.timeout = timeout
+        self.counts = NodeCounts()
+        self._neighbours = frozenset(agent.neighbours)
+        self._waiting_for = set(agent.neighbours)  # neighbours a sync round waits for
+        self._finished: set[int] = set()  # neighbours that said goodbye
+        self._pending: dict[tuple[int, int, int], Frame] = {}  # (stamp, round, sender) -> frame
+        self._closed = False
+
+    @property
+    def clock(self) -> int:
+        return self.agent.clock
+
+    # -- what the host calls --
+
+    def select_arm(self) -> int:
+        """The arm to play now; an async node first takes what has arrived."""
+        if not self.sync:
+            self._take_arrived()
+            self._deliver_due(self.clock)
+        return self.agent.select_arm()
+
+    def observe(self, arm: int, reward: float) -> None:
+        """Learn from the step's reward, then run the exchange that follows the step."""
+        self.agent.observe(arm, reward)
+        self._exchange(self.clock)
+
+    def tick(self) -> None:
+        """A step passes for a node that does not play (sync mode: DEMAB's server)."""
+        self.agent.tick()
+        self._exchange(self.clock)
+
+    def serve(self, idle_timeout: float | None = None) -> None:
+        """Async loop of a node that does not play: wake on frames until every neighbour is done.
+
+        Its clock follows the newest stamp it has heard, so it answers in the senders' step.
+        """
+        idle = self.timeout if idle_timeout is None else idle_timeout
+        while self._finished < self._neighbours:
+            if not self._take_arrived(wait=idle):
+                break  # nobody spoke for ``idle`` seconds
+            newest = max((stamp for stamp, _, _ in self._pending), default=self.clock)
+            while self.clock < newest:
+                self.agent.tick()
+            self._deliver_due(self.clock)
+            for round_ in range(max(1, self.agent.rounds_after(self.clock))):
+                if not self._send_round(self.clock, round_, self.agent.outgoing(), markers=False):
+                    break
+
+    def close(self) -> None:
+        """Tell the neighbours this node is done, then close the transport (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        bye = Frame(self.agent.agent_id, 0, self.clock, BYE_ROUND, ())
+        for v in sorted(self._neighbours):
+            self._send_frame(Frame(bye.sender, v, bye.stamp, bye.round, ()))
+        self.transport.close()
+
+    # -- the exchange --
+
+    def _exchange(self, step: int) -> None:
+        rounds = self.agent.rounds_after(step)
+        if not self.sync:
+            self._take_arrived()
+            self._deliver_due(step)
+            for round_ in range(max(1, rounds)):  # replies to late messages go out too
+                self._send_round(step, round_, self.agent.outgoing(), markers=False)
+                self._take_arrived()
+                self._deliver_due(step)
+            return
+        self._deliver_due(step - 1)  # frames of silent neighbours that came back: late
+        for round_ in range(rounds):
+            self._send_round(step, round_, self.agent.outgoing(), markers=True)
+            frames = self._await_round(step, round_)
+            for sender in sorted(frames):
+                self._deliver(frames[sender])
+
+    def _send_round(self, step: int, round_: int, out: list[Message], markers: bool) -> bool:
+        """Send this round's messages, one frame per neighbour; True if there were any."""
+        per_receiver: dict[int, list[Message]] = defaultdict(list)
+        for message in out:
+            per_receiver[message.receiver].append(message)
+            self.counts.messages_sent += 1
+            self.counts.bits_sent += message.bits
+        if out:
+            self.counts.rounds += 1
+        targets = sorted(self._neighbours) if markers else sorted(per_receiver)
+        for v in targets:
+            self._send_frame(Frame(self.agent.agent_id, v, step, round_, tuple(per_receiver[v])))
+        return bool(out)
+
+    def _send_frame(self, frame: Frame) -> None:
+        self.transport.send(frame.receiver, encode_frame(frame, self.spec))
+
+    def _await_round(self, step: int, round_: int) -> dict[int, Frame]:
+        """One frame of (step, round) from each neighbour still answering, or the timeout."""
+        got = {s: self._pending.pop((step, round_, s)) for s in self._waiting_for
+               if (step, round_, s) in self._pending}  # fmt: skip
+        missing = self._waiting_for - got.keys() - self._finished
+        if not missing:
+            return got
+        self.counts.waits += 1
+        start = time.monotonic()
+        deadline = start + self.timeout
+        while missing:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                for s in missing:
+                    self.counts.silent.setdefault(s, step)
+                self._waiting_for -= missing
+                break
+            _, frame = self._receive(left)
+            if frame is None:
+                missing -= self._finished
+                continue
+            if (frame.stamp, frame.round) == (step, round_) and frame.sender in missing:
+                got[frame.sender] = frame
+                missing.discard(frame.sender)
+            else:
+                self._hold(frame)
+            missing -= self._finished
+        self.counts.wait_seconds += time.monotonic() - start
+        return got
+
+    # -- receiving --
+
+    def _receive(self, timeout: float) -> tuple[bool, Frame | None]:
+        """(whether anything arrived within ``timeout`` s, the frame if it is one to act on)."""
+        item = self.transport.recv(timeout)
+        if item is None:
+            return False, None
+        authenticated, data = item
+        try:
+            frame = decode_frame(data, self.spec)
+        except InvalidMessage:
+            self._refuse()
+            return True, None
+        if (
+            frame.sender != authenticated
+            or frame.receiver != self.agent.agent_id
+            or frame.sender not in self._neighbours
+        ):
+            self._refuse()  # a member may only speak as itself, to us, along an edge
+            return True, None
+        if frame.round == BYE_ROUND:
+            self._finished.add(frame.sender)
+            return True, None
+        return True, frame
+
+    def _refuse(self) -> None:
+        self.counts.refused_messages += 1
+        self.transport.refuse()
+
+    def _hold(self, frame: Frame) -> None:
+        key = (frame.stamp, frame.round, frame.sender)
+        if key in self._pending:
+            self._refuse()  # a second frame for the same round: the first one stands
+        else:
+            self._pending[key] = frame
+
+    def _take_arrived(self, wait: float = 0.0) -> bool:
+        """Hold every frame that has arrived, first waiting up to ``wait`` s for one; True if any."""
+        deadline = time.monotonic() + wait
+        took = False
+        while True:
+            arrived, frame = self._receive(0.0 if took else max(0.0, deadline - time.monotonic()))
+            if not arrived:
+                return took
+            if frame is not None:
+                self._hold(frame)
+            took = True
+
+    def _deliver_due(self, up_to: int) -> None:
+        """Deliver held frames stamped up to ``up_to``, oldest first, by round, then sender."""
+        for key in sorted(k for k in self._pending if k[0] <= up_to):
+            self._deliver(self._pending.pop(key))
+
+    def _deliver(self, frame: Frame) -> None:
+        for message in frame.messages:
+            try:
+                self.agent.receive(message)
+            except InvalidMessage:
+                self._refuse()
+                continue
+            self.counts.messages_received += 1
+            self.counts.bits_received += message.bits

@@ -1,0 +1,79 @@
+"""Drive one live node through a run against the environment the simulator would give it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from mamab.agents import Agent, make_agents, network
+from mamab.config import Config
+from mamab.instance import Instance, make_instance
+from mamab.live.node import LiveNode
+from mamab.problem import noise_chunks
+from mamab.topology import Topology
+from mamab.wire import WireSpec
+
+
+def fleet(config: Config, run: int) -> tuple[Instance, list[Agent], Topology]:
+    """Run ``run``'s instance, every node's agent (DEMAB's server last) and the links they use.
+
+    Every process of a live run builds the same fleet from the run's seed streams and keeps its
+    own node, so means, graph and the algorithm's draws agree with the simulator's.
+    """
+    instance = make_instance(config, run)
+    agents = make_agents(config.algorithm, instance.topology, config.arms, config.horizon,
+                         config.params, instance.algorithm_rng(config.seed))  # fmt: skip
+    return instance, agents, network(config.algorithm, instance.topology)
+
+
+def wire_spec(config: Config) -> WireSpec:
+    return WireSpec(config.algorithm, config.arms, config.agents)
+
+
+def play(node: LiveNode, config: Config, instance: Instance) -> float:
+    """Play the whole horizon (or keep time, for a node that does not play); its final regret.
+
+    Rewards come from column ``agent_id`` of the run's noise table, as in the simulator.
+    """
+    agent = node.agent
+    if not agent.plays:
+        if node.sync:
+            for _ in range(config.horizon):
+                node.tick()
+        else:
+            node.serve()
+        return 0.0
+    problem, me = instance.problem, agent.agent_id
+    regret = 0.0
+    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, config.agents,
+                              config.horizon):  # fmt: skip
+        for value in noise[:, me]:
+            arm = node.select_arm()
+            node.observe(arm, problem.reward_of(arm, float(value)))
+            regret += problem.gaps[arm]
+    return float(regret)
+
+
+def node_record(node: LiveNode, regret: float, run: int, seconds: float) -> dict:
+    """What ``mamab agent`` writes as result.json: regret, counters, wire bytes, refusals."""
+    counts = asdict(node.counts)
+    stats = node.transport.stats
+    return {
+        "agent": node.agent.agent_id,
+        "run": run,
+        "plays": node.agent.plays,
+        "final_regret": regret,
+        **{k: v for k, v in counts.items() if k not in ("refused_messages", "silent")},
+        "wire_bytes_sent": stats.wire_bytes_sent,
+        "wire_bytes_received": stats.wire_bytes_received,
+        "frames_sent": stats.frames_sent,
+        "frames_received": stats.frames_received,
+        "refused": {
+            "connections": stats.refused_connections,
+            "messages": node.counts.refused_messages,
+        },
+        "silent": {str(k): v for k, v in sorted(node.counts.silent.items())},
+        "seconds": seconds,
+    }
+
+
+__all__ = ["fleet", "node_record", "play", "wire_spec"]

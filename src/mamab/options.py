@@ -1,0 +1,49 @@
+"""Command-line options that describe a problem, shared by ``mamab run``, ``live`` and ``agent``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+from mamab.agents import ALGORITHMS, AlgorithmParams
+from mamab.config import Config
+from mamab.problem import REWARD_MODELS
+
+PROBLEM_OPTIONS: tuple[Callable, ...] = (
+    click.option("--algorithm", required=True, type=click.Choice(ALGORITHMS),
+                 help="Algorithm every agent runs."),
+    click.option("--agents", "-N", "agents", type=int, default=10, show_default=True,
+                 help="Number of agents N."),
+    click.option("--arms", "-K", "arms", type=int, default=100, show_default=True,
+                 help="Number of arms K."),
+    click.option("--horizon", "-T", "horizon", type=int, default=10_000, show_default=True,
+                 help="Steps T."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Root seed of every run."),
+    click.option("--graph", default="complete", show_default=True,
+                 help="complete, erdos-renyi, ring, line, star, grid, or an edge-list file path."),
+    click.option("--edge-prob", type=float, default=None,
+                 help="Erdős–Rényi edge probability [default: 10/N]."),
+    click.option("--reward", type=click.Choice(REWARD_MODELS), default="bernoulli",
+                 show_default=True),
+    click.option("--sigma", type=float, default=1.0, show_default=True,
+                 help="Gaussian noise standard deviation."),
+    click.option("--alpha", type=float, default=None,
+                 help="UCB exploration constant [default: 2; 4 for gosine]."),
+)  # fmt: skip
+
+
+def problem_options(command: Callable) -> Callable:
+    """Add the problem options (algorithm, N, K, T, seed, graph, reward, alpha) to a command."""
+    for option in reversed(PROBLEM_OPTIONS):
+        command = option(command)
+    return command
+
+
+def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: int, graph: str,
+                   edge_prob: float | None, reward: str, sigma: float, alpha: float | None,
+                   **extra) -> Config:  # fmt: skip
+    """The validated :class:`Config` of the problem options (plus any other Config fields)."""
+    return Config(algorithm=algorithm, agents=agents, arms=arms, horizon=horizon, seed=seed,
+                  graph=graph, edge_prob=edge_prob, reward=reward, sigma=sigma,
+                  params=AlgorithmParams(alpha=alpha), **extra)  # fmt: skip
