@@ -262,6 +262,26 @@ def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool, executor: 
     click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")
 
 
+@cli.command()
+@click.option("--agents", "-N", type=int, required=True, help="Number of agents (nodes 0..N-1).")
+@click.option("--port-base", type=int, required=True, help="Node i listens on port P+i.")
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Directory for the keys."
+)
+@click.option("--server", is_flag=True, help="Add DEMAB's central server as node N.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Host of every address.")
+@click.option("--force", is_flag=True, help="Replace key files already in OUT.")
+def keys(agents: int, port_base: int, out: Path, server: bool, host: str, force: bool) -> None:
+    """Write a fleet roster (OUT/roster.toml) and one secret key per node (OUT/agent-<i>.secret)."""
+    from mamab.live.roster import write_keys
+
+    if agents < 1:
+        raise ConfigError(f"--agents must be at least 1 (got {agents})")
+    nodes = agents + int(server)
+    roster = write_keys(nodes, port_base, out, host=host, force=force)
+    click.echo(f"roster: {roster} ({nodes} nodes); secrets: {out}/agent-<i>.secret (mode 0600)")
+
+
 from mamab.live.commands import agent, live  # noqa: E402  (the live network's commands)
 
 cli.add_command(agent)

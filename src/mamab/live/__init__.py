@@ -1,0 +1,1 @@
+"""Live agents: each node its own process, talking over an authenticated transport."""
