@@ -544,3 +544,28 @@ def test_random_bytes_are_refused_or_decoded(case, junk, keep):
     spec, frame = case
     decodes_or_refuses(junk, spec)
     decodes_or_refuses(encode_frame(frame, spec)[:keep] + junk, spec)
+
+
+@pytest.mark.parametrize("length", [255, 256, 257, 1501])  # both packing paths and the switch
+def test_long_lists_pack_bit_for_bit(length):
+    """Long DEMAB lists and relay batches: the payload is the concatenation of the entries'
+    binary digits (built here with format()), zero-padded to whole bytes."""
+    spec = WireSpec("demab", 4000, 2)
+    arms = tuple(range(1, 2 * length, 2))
+    message = Message(2, 1, ("assign", arms), 12 * length, 8)
+    digits = "".join(format(arm, "012b") for arm in arms)
+    digits += "0" * (-len(digits) % 8)
+    data = encode_message(message, spec)
+    start = FRAME_HEADER_BYTES + MESSAGE_HEADER_BYTES
+    assert data[start:] == int(digits, 2).to_bytes(len(digits) // 8, "big")
+    assert decode_message(data, spec) == message
+    with pytest.raises(InvalidMessage, match="arm 4095"):
+        decode_frame(patched(data, start, b"\xff\xf0"), spec)
+    if length % 2:  # 12 bits an arm: four padding bits at the end
+        with pytest.raises(InvalidMessage, match="padding"):
+            decode_frame(data[:-1] + bytes([data[-1] | 1]), spec)
+    relay = WireSpec("lcc-ucb-relay", length, length)
+    pairs = tuple((origin, (7 * origin) % length) for origin in range(length))
+    width = agent_bits(length) + index_bits(length)
+    message = Message(0, 1, pairs, length * width, 8)
+    assert decode_message(encode_message(message, relay), relay) == message

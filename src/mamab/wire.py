@@ -146,8 +146,16 @@ def _unpack_int(chunk: bytes, bits: int) -> int:
     return value >> pad
 
 
+_SMALL = 256  # lists up to this length are packed with Python ints, longer ones with numpy
+
+
 def _pack_records(values: list[int], width: int) -> bytes:
     """Unsigned ints of ``width`` (<= 64) bits each, concatenated MSB first, zero-padded."""
+    if len(values) <= _SMALL:
+        packed = 0
+        for value in values:
+            packed = (packed << width) | value
+        return _pack_int(packed, len(values) * width)
     array = np.array(values, dtype=np.uint64)
     shifts = np.arange(width - 1, -1, -1, dtype=np.uint64)
     bits = ((array[:, None] >> shifts) & np.uint64(1)).astype(np.uint8)
@@ -156,6 +164,9 @@ def _pack_records(values: list[int], width: int) -> bytes:
 
 def _unpack_records(chunk: bytes, count: int, width: int) -> list[int]:
     """``count`` unsigned ints of ``width`` (<= 64) bits from ``chunk``; padding must be zero."""
+    if count <= _SMALL:
+        packed, mask = _unpack_int(chunk, count * width), (1 << width) - 1
+        return [(packed >> (width * (count - 1 - i))) & mask for i in range(count)]
     bits = np.unpackbits(np.frombuffer(chunk, dtype=np.uint8))
     used = count * width
     if bits[used:].any():
@@ -179,7 +190,10 @@ def _bits_to_float(value: int) -> float:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    """An integer, not a bool (the fast path for plain ints matters in long lists)."""
+    return type(value) is int or (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    )
 
 
 def _arm(value: Any, spec: WireSpec) -> int:
@@ -189,7 +203,9 @@ def _arm(value: Any, spec: WireSpec) -> int:
 
 
 def _real(value: Any) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+    if type(value) is not float and (
+        not isinstance(value, numbers.Real) or isinstance(value, bool)
+    ):
         raise ValueError(f"{value!r} is not a real number")
     return float(value)
 
