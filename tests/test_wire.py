@@ -5,8 +5,10 @@ InvalidMessage."""
 from __future__ import annotations
 
 import pickle
+import re
 import struct
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -569,3 +571,12 @@ def test_long_lists_pack_bit_for_bit(length):
     width = agent_bits(length) + index_bits(length)
     message = Message(0, 1, pairs, length * width, 8)
     assert decode_message(encode_message(message, relay), relay) == message
+
+
+def test_docs_example_runs():
+    """docs/wire.md's Python example, as written."""
+    text = (Path(__file__).parents[1] / "docs" / "wire.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/wire.md", "exec"), {})
