@@ -301,6 +301,8 @@ def test_spec_validation():
     with pytest.raises(ConfigError, match="K >= N"):
         WireSpec("lcc-ucb", 2, 3)
     assert WireSpec("demab", 4, 2).nodes == 3 and WireSpec("gosine", 4, 2).nodes == 2
+    spec = WireSpec("lcc-ucb", np.int64(4), np.int32(2))
+    assert spec == WireSpec("lcc-ucb", 4, 2) and type(spec.n_arms) is int
 
 
 # -- refusals ------------------------------------------------------------------------------
@@ -524,7 +526,7 @@ def decodes_or_refuses(data: bytes, spec: WireSpec) -> bool:
     return True
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=frames(max_arms=16, max_agents=6, max_messages=2, max_list=6))
 def test_every_truncation_and_bit_flip_is_refused_or_decoded(case):
     spec, frame = case

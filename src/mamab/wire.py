@@ -94,9 +94,11 @@ class WireSpec:
             raise ConfigError(
                 f"unknown algorithm {self.algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
             )
-        for name, value in (("n_arms", self.n_arms), ("n_agents", self.n_agents)):
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < _U32:
+        for name in ("n_arms", "n_agents"):
+            value = getattr(self, name)
+            if not _is_int(value) or not 1 <= value < _U32:
                 raise ConfigError(f"{name} must be an integer in 1..{_U32 - 1}, got {value!r}")
+            object.__setattr__(self, name, int(value))  # numpy ints become ints: specs compare
         check_algorithm(self.algorithm, self.n_agents, self.n_arms)
 
     @property
@@ -272,7 +274,10 @@ class _ArmLayout(_Layout):
 
 
 class _SampleLayout(_Layout):
-    """An arm index then a float64: (arm, reward), DEMAB's (arm, lcb) and (arm, bound)."""
+    """An arm index then a float64: (arm, reward), DEMAB's (arm, lcb) and (arm, bound).
+
+    Non-finite floats pass through both ways: the receiving agent refuses them itself.
+    """
 
     arity = 2
 
@@ -292,8 +297,6 @@ class _SampleLayout(_Layout):
         value = _unpack_int(chunk, self.bits(0, spec))
         arm = _checked_arm(value >> REWARD_BITS, spec)
         return arm, _bits_to_float(value & ((1 << REWARD_BITS) - 1))
-
-    # non-finite floats pass through: the agents refuse them with their own message
 
 
 class _SignalLayout(_Layout):
