@@ -26,11 +26,7 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
         )
     if not 0 <= node_id < len(agents):
         raise ConfigError(f"--id {node_id} is not a node of the roster (0..{len(agents) - 1})")
-    if roster.node(node_id).public_key != secret.public_key:
-        raise ConfigError(
-            f"secret key {secret_path} is not the key of node {node_id} in the roster"
-        )
-    transport = ZmqTransport(roster, node_id, secret.secret_key, peers=links.neighbours[node_id])
+    transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id])
     node = LiveNode(agents[node_id], transport, wire_spec(config), sync=sync, timeout=timeout)
     start = time.monotonic()
     try:

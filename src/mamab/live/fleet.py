@@ -16,7 +16,7 @@ import numpy as np
 from mamab.agents import CENTRAL_SERVER
 from mamab.config import Config
 from mamab.errors import ConfigError
-from mamab.live.roster import write_keys
+from mamab.live.roster import write_fleet
 from mamab.live.transport import free_ports
 
 
@@ -41,46 +41,48 @@ def agent_command(config: Config, run: int, roster: Path, node: int, secret: Pat
     return [*command, "--sync" if sync else "--async"]
 
 
-def run_fleet(config: Config, run: int, *, sync: bool, timeout: float) -> list[dict | None]:
+def run_fleet(config: Config, run: int, *, sync: bool, timeout: float,
+              directory: Path | None = None) -> list[dict | None]:  # fmt: skip
     """Start every node of run ``run`` as a process on free loopback ports; their records.
 
     A node that dies (killed, crashed) has no record (None); the others finish without it.
-    Keys and records live in a private temporary directory, removed afterwards. Every process
-    started is stopped, by its id, whatever happens here.
+    Keys, logs and records go to ``directory`` (default: a private temporary directory, removed
+    afterwards). Every process started is stopped, by its id, whatever happens here.
     """
+    if directory is None:
+        with tempfile.TemporaryDirectory(prefix="mamab-live-") as tmp:
+            return run_fleet(config, run, sync=sync, timeout=timeout, directory=Path(tmp))
     m = node_count(config)
-    with tempfile.TemporaryDirectory(prefix="mamab-live-") as tmp:
-        directory = Path(tmp)
-        roster = write_keys(m, directory, ports=free_ports(m))
-        procs: list[subprocess.Popen] = []
-        try:
-            for node in range(m):
-                with open(directory / f"agent-{node}.log", "wb") as log:
-                    procs.append(subprocess.Popen(
-                        agent_command(config, run, roster, node, directory / f"agent-{node}.secret",
-                                      directory / f"agent-{node}.json", sync, timeout),
-                        stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
-                        env={**os.environ, "MAMAB_PARENT_PID": str(os.getpid())},
-                    ))  # fmt: skip
-            for proc in procs:
+    roster = write_fleet([f"tcp://127.0.0.1:{port}" for port in free_ports(m)], directory)
+    procs: list[subprocess.Popen] = []
+    try:
+        for node in range(m):
+            with open(directory / f"agent-{node}.log", "wb") as log:
+                procs.append(subprocess.Popen(
+                    agent_command(config, run, roster, node, directory / f"agent-{node}.secret",
+                                  directory / f"agent-{node}.json", sync, timeout),
+                    stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
+                    env={**os.environ, "MAMAB_PARENT_PID": str(os.getpid())},
+                ))  # fmt: skip
+        for proc in procs:
+            proc.wait()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
                 proc.wait()
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGKILL)
-                    proc.wait()
-        records: list[dict | None] = []
-        for node, proc in enumerate(procs):
-            path = directory / f"agent-{node}.json"
-            if proc.returncode == 0 and path.is_file():
-                records.append(json.loads(path.read_text()))
-            elif proc.returncode == 2:  # an input error: the node said why in one line
-                lines = (directory / f"agent-{node}.log").read_text().strip().splitlines()
-                raise ConfigError(lines[-1].removeprefix("mamab: error: ") if lines else
-                                  f"node {node} refused its input")  # fmt: skip
-            else:
-                records.append(None)
-        return records
+    records: list[dict | None] = []
+    for node, proc in enumerate(procs):
+        path = directory / f"agent-{node}.json"
+        if proc.returncode == 0 and path.is_file():
+            records.append(json.loads(path.read_text()))
+        elif proc.returncode == 2:  # an input error: the node said why in one line
+            lines = (directory / f"agent-{node}.log").read_text().strip().splitlines()
+            raise ConfigError(lines[-1].removeprefix("mamab: error: ") if lines else
+                              f"node {node} refused its input")  # fmt: skip
+        else:
+            records.append(None)
+    return records
 
 
 def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> dict:

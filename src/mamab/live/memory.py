@@ -25,13 +25,20 @@ class MemoryTransport(Transport):
     def __init__(self, network: MemoryNetwork, node_id: int):
         self.network = network
         self.node_id = node_id
-        self.stats = TransportStats()
+        self._stats = TransportStats()
 
-    def send(self, receiver: int, data: bytes) -> None:
-        self.stats.frames_sent += 1
-        self.stats.bytes_sent += len(data)
-        if receiver not in self.network.closed:
-            self.network.inboxes[receiver].put((self.node_id, bytes(data)))
+    @property
+    def stats(self) -> TransportStats:
+        return self._stats
+
+    def send(self, receiver: int, data: bytes) -> bool:
+        if receiver in self.network.closed:
+            self._stats.frames_dropped += 1
+            return False
+        self._stats.frames_sent += 1
+        self._stats.bytes_sent += len(data)
+        self.network.inboxes[receiver].put((self.node_id, bytes(data)))
+        return True
 
     def recv(self, timeout: float | None) -> tuple[int, bytes] | None:
         inbox = self.network.inboxes[self.node_id]
@@ -43,8 +50,8 @@ class MemoryTransport(Transport):
             )
         except queue.Empty:
             return None
-        self.stats.frames_received += 1
-        self.stats.bytes_received += len(item[1])
+        self._stats.frames_received += 1
+        self._stats.bytes_received += len(item[1])
         return item
 
     def close(self) -> None:

@@ -138,17 +138,24 @@ class LiveNode:
                 self._deliver(frames[sender])
 
     def _send_round(self, step: int, round_: int, out: list[Message], markers: bool) -> bool:
-        """Send this round's messages, one frame per neighbour; True if there were any."""
-        per_receiver: dict[int, list[Message]] = defaultdict(list)
+        """Send this round's messages, one frame per neighbour and stamp; True if there were any.
+
+        With ``markers`` every neighbour without a message gets an empty frame of the round.
+        (A message stamped before ``step`` was written in answer to a late one: its own frame.)
+        """
+        frames: dict[tuple[int, int], list[Message]] = defaultdict(list)
         for message in out:
-            per_receiver[message.receiver].append(message)
+            frames[message.receiver, message.stamp].append(message)
             self.counts.messages_sent += 1
             self.counts.bits_sent += message.bits
         if out:
             self.counts.rounds += 1
-        targets = sorted(self._neighbours) if markers else sorted(per_receiver)
-        for v in targets:
-            self._send_frame(Frame(self.agent.agent_id, v, step, round_, tuple(per_receiver[v])))
+        if markers:
+            for v in self._neighbours:
+                frames.setdefault((v, step), [])
+        me = self.agent.agent_id
+        for (v, stamp), messages in sorted(frames.items()):
+            self._send_frame(Frame(me, v, stamp, round_, tuple(messages)))
         return bool(out)
 
     def _send_frame(self, frame: Frame) -> None:

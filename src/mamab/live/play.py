@@ -65,8 +65,11 @@ def node_record(node: LiveNode, regret: float, run: int, seconds: float) -> dict
         **{k: v for k, v in counts.items() if k not in ("refused_messages", "silent")},
         "wire_bytes_sent": stats.wire_bytes_sent,
         "wire_bytes_received": stats.wire_bytes_received,
+        "frame_bytes_sent": stats.bytes_sent,
+        "frame_bytes_received": stats.bytes_received,
         "frames_sent": stats.frames_sent,
         "frames_received": stats.frames_received,
+        "frames_dropped": stats.frames_dropped,
         "refused": {
             "connections": stats.refused_connections,
             "messages": node.counts.refused_messages,

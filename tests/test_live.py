@@ -1,0 +1,231 @@
+"""Live runs: one process per node over CURVE on loopback (127.0.0.1, free ports only).
+
+Every process a test starts is stopped by its id, even when the test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zmq
+
+from mamab import ALGORITHMS, Config, simulate
+from mamab.live.fleet import run_fleet
+from mamab.live.roster import load_roster
+from mamab.stats import median_band
+
+SMALL = {  # algorithm -> graph
+    "lcc-ucb": "complete", "lcc-ucb-graph": "ring", "lcc-ucb-relay": "line",
+    "no-communication": "complete", "full-communication": "complete", "demab": "complete",
+    "gosine": "ring", "coop-ucb2": "ring",
+}  # fmt: skip
+
+
+def children(pid: int) -> dict[int, str]:
+    """Live child processes of ``pid``: pid -> command line."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == pid:
+                found[int(entry.name)] = (
+                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                )
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture
+def reaper():
+    """Kill (by id) every process a test registers, when the test ends however it ends."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        for child in children(pid):
+            os.kill(child, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_sync_live_equals_simulator(algorithm: str, tmp_path: Path) -> None:
+    config = Config(algorithm, 3, 8, 400, seed=11, graph=SMALL[algorithm], first_run=1)
+    records = run_fleet(config, 1, sync=True, timeout=20, directory=tmp_path)
+    assert None not in records
+    agents = records[: config.agents]
+    sim = simulate(config)
+    assert [r["final_regret"] for r in agents] == sim.final_regret[0].tolist()
+    for name in ("messages_sent", "bits_sent", "messages_received", "bits_received", "rounds"):
+        assert [r[name] for r in agents] == sim.counts[name][0].tolist(), name
+    assert all(r["refused"] == {"connections": 0, "messages": 0} for r in records)
+    for r in records:  # every frame's bytes are on the wire, plus ZMTP/CURVE framing
+        assert r["wire_bytes_sent"] > r["frame_bytes_sent"] >= r["bits_sent"] / 8
+
+
+def test_mamab_live_writes_the_summary_of_mamab_run(tmp_path: Path) -> None:
+    flags = ["--algorithm", "lcc-ucb", "-N", "3", "-K", "9", "-T", "600", "--runs", "2",
+             "--seed", "4"]  # fmt: skip
+    for command, extra in (("run", []), ("live", ["--sync"])):
+        proc = subprocess.run([sys.executable, "-m", "mamab", command, *flags, *extra, "--out",
+                               str(tmp_path / command)], capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    ran = json.loads((tmp_path / "run" / "summary.json").read_text())
+    lived = json.loads((tmp_path / "live" / "summary.json").read_text())
+    assert {k: v for k, v in lived.items() if k in ran and k != "per_run"} == {
+        k: v for k, v in ran.items() if k != "per_run"
+    }
+    for live_run, sim_run in zip(lived["per_run"], ran["per_run"], strict=True):
+        assert set(sim_run) <= set(live_run)
+        assert {k: live_run[k] for k in sim_run} == sim_run
+        assert all(b > 0 for b in live_run["wire_bytes_sent_per_agent"])
+
+
+def test_a_killed_agent_is_reported_and_the_others_finish(tmp_path: Path, reaper) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mamab", "live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6",
+         "-T", "300000", "--runs", "1", "--sync", "--timeout", "1", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    reaper.append(proc.pid)
+    deadline = time.monotonic() + 60
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        victim = next((p for p, cmd in children(proc.pid).items() if "--id 2 " in cmd), None)
+        time.sleep(0.05)
+    assert victim is not None, "node 2 never started"
+    time.sleep(2.0)  # well into the run (300000 steps take several seconds)
+    os.kill(victim, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    summary = json.loads((out / "summary.json").read_text())
+    (run,) = summary["per_run"]
+    assert run["final_regret_per_agent"][2] is None
+    assert None not in run["final_regret_per_agent"][:2]
+    (stopped,) = run["stopped"]
+    assert stopped["node"] == 2 and 0 < stopped["noticed_at_step"] <= 300000
+    assert "node 2 stopped answering" in stdout
+    assert not [p for p in children(proc.pid) if alive(p)]
+
+
+def test_intruders_are_refused_and_change_nothing(tmp_path: Path) -> None:
+    """While a sync run goes on, an intruder knocks on node 0's port without CURVE, with a key
+    not in the roster, and with junk bytes: all refused and counted; results unchanged."""
+    config = Config("lcc-ucb", 3, 9, 60000, seed=5)
+    stop = threading.Event()
+    knocks: list[str] = []
+
+    def intrude() -> None:
+        roster_file = tmp_path / "roster.toml"
+        while not roster_file.exists() and not stop.is_set():
+            time.sleep(0.01)
+        address = load_roster(roster_file).node(0).address
+        host, port = address.removeprefix("tcp://").split(":")
+        while not stop.is_set():  # wait until node 0 listens
+            try:
+                socket.create_connection((host, int(port)), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.02)
+        context = zmq.Context()
+        server_key = load_roster(roster_file).node(0).public_key.encode()
+        try:
+            while not stop.is_set() and len(knocks) < 6:
+                plain = context.socket(zmq.DEALER)
+                plain.setsockopt(zmq.LINGER, 0)
+                plain.connect(address)
+                plain.send(b"MB\x01hello")
+                stranger = context.socket(zmq.DEALER)
+                stranger.setsockopt(zmq.LINGER, 0)
+                stranger.curve_publickey, stranger.curve_secretkey = zmq.curve_keypair()
+                stranger.curve_serverkey = server_key
+                stranger.connect(address)
+                stranger.send(b"MB\x01forged")
+                try:
+                    with socket.create_connection((host, int(port)), timeout=1) as raw:
+                        raw.sendall(os.urandom(64))
+                except OSError:
+                    pass  # the node may hang up on junk at once
+                knocks.append("knock")
+                time.sleep(0.2)
+                plain.close()
+                stranger.close()
+        finally:
+            context.term()
+
+    thread = threading.Thread(target=intrude, daemon=True)
+    thread.start()
+    try:
+        records = run_fleet(config, 0, sync=True, timeout=20, directory=tmp_path)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert knocks, "the run ended before the intruder knocked"
+    sim = simulate(config)
+    assert [r["final_regret"] for r in records] == sim.final_regret[0].tolist()
+    assert [r["messages_received"] for r in records] == sim.counts["messages_received"][0].tolist()
+    assert records[0]["refused"]["connections"] >= 2
+    assert records[0]["refused"]["messages"] == 0  # nothing unauthenticated reached the node
+
+
+def test_async_live_regret_within_simulator_band(tmp_path: Path) -> None:
+    """Async processes never wait; their trajectories differ, but the median's 95% band must
+    overlap the simulator's, below no communication's median."""
+    config = Config("lcc-ucb", 3, 15, 4000, runs=6, seed=8)
+    live = []
+    for run in config.run_ids:
+        records = run_fleet(config, run, sync=False, timeout=10, directory=tmp_path / str(run))
+        assert None not in records
+        live.append(np.mean([r["final_regret"] for r in records]))
+    _, live_lo, live_hi = median_band(live)
+    _, sim_lo, sim_hi = median_band(simulate(config).final_regret_mean())
+    assert live_lo <= sim_hi and sim_lo <= live_hi, ((live_lo, live_hi), (sim_lo, sim_hi))
+    alone = simulate(Config("no-communication", 3, 15, 4000, runs=6, seed=8))
+    assert np.median(live) < np.median(alone.final_regret_mean())
+
+
+def test_agent_input_errors_are_one_line(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    proc = subprocess.run([sys.executable, "-m", "mamab", "keys", "-N", "3", "--port-base",
+                           "47000", "--out", str(keys)], capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    base = ["agent", "--roster", str(keys / "roster.toml"), "--algorithm", "lcc-ucb", "-N", "3",
+            "-K", "9", "-T", "50"]  # fmt: skip
+    cases = {
+        "roster of 3 for 4 nodes": [*base[:-6], "-N", "4", "-K", "9", "-T", "50", "--id", "0",
+                                    "--secret", str(keys / "agent-0.secret")],
+        "another node's key": [*base, "--id", "1", "--secret", str(keys / "agent-0.secret")],
+        "no such node": [*base, "--id", "7", "--secret", str(keys / "agent-0.secret")],
+        "missing roster": ["agent", "--roster", str(tmp_path / "nope.toml"), *base[3:], "--id",
+                           "0", "--secret", str(keys / "agent-0.secret")],
+    }  # fmt: skip
+    for what, args in cases.items():
+        proc = subprocess.run([sys.executable, "-m", "mamab", *args], capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        assert proc.returncode == 2, (what, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, (what, proc.stderr)
+        assert proc.stderr.startswith("mamab: error: "), (what, proc.stderr)
