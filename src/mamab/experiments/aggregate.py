@@ -423,7 +423,7 @@ def _rebuild(curves: dict[str, list], finals: dict[str, list]) -> list[ConfigRes
                 diameter=per_agent("diameter")[:, 0],
                 max_degree=per_agent("max_degree")[:, 0],
                 crash=per_agent("crash"),
-                graph_sha256=curves.get("graph_sha256", [None] * (first + 1))[first],
+                graph_sha256=flat.get("graph_sha256"),  # None in tables from before issue 12
             )
         )
     return results
