@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from mamab import theory
+from mamab.errors import ConfigError
 from mamab.experiments.aggregate import (
     STRATEGY_FIELDS,
     ConfigResult,
@@ -27,6 +28,7 @@ from mamab.experiments.aggregate import (
     varying,
 )
 from mamab.stats import median_band
+from mamab.storage import atomic_write
 
 COLOURS = {
     "lcc-ucb": "tab:blue",
@@ -208,18 +210,25 @@ def loss_figure(results: list[ConfigResult], title: str):
 
 
 def save(fig, path_stem: Path) -> list[Path]:
-    """Write PNG and SVG beside each other; returns the paths."""
+    """Write PNG and SVG beside each other, each atomically; returns the paths."""
     paths = [path_stem.with_suffix(".png"), path_stem.with_suffix(".svg")]
-    for path in paths:
-        fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        for path in paths:
+            atomic_write(
+                path, lambda tmp, path=path: fig.savefig(tmp, dpi=120, format=path.suffix[1:])
+            )
+    finally:
+        plt.close(fig)
     return paths
 
 
 def draw_all(results: list[ConfigResult], out: Path, bounds: bool = False) -> dict[str, list[Path]]:
     """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB), bits, frontier."""
     directory = out / "figures"
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"cannot create {directory}: {err.strerror or err}") from None
     drawn: dict[str, list[Path]] = {}
     for figure in dict.fromkeys(r.figure for r in results):
         members = [r for r in results if r.figure == figure]

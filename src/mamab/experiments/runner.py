@@ -110,7 +110,8 @@ def run_sweep(
     check_graphs(spec)  # the whole grid, before anything is written
     groups = config_tasks(spec)  # hashes each edge-list file once
     directory = prepare_sweep_dir(out, spec)
-    tasks = [task for *_, block in groups for task in block]
+    # a configuration serving several experiments has one set of task files: run it once
+    tasks = list({task.name: task for *_, block in groups for task in block}.values())
     status = [inspect_task(task, directory)[0] for task in tasks]
     todo = [task for task, s in zip(tasks, status, strict=True) if s != OK]
     other_code = status.count(OTHER_CODE)
