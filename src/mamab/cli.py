@@ -219,22 +219,27 @@ def plot(results_dir: Path, bounds: bool) -> None:
 @click.argument("results_dir", type=click.Path(path_type=Path))
 def frontier(results_dir: Path) -> None:
     """Regret against bits per agent for every configuration of a finished sweep (+ figures)."""
-    from mamab.experiments.aggregate import read_curves
-    from mamab.plots import draw_all, frontier_points, panels, pareto
+    from mamab.experiments.aggregate import read_curves, varying
+    from mamab.plots import draw_all, frontier_points, panel_title, panels, pareto
 
     results = read_curves(results_dir)
-    unique = list({r.config_id: r for r in results}.values())  # a config may serve several figures
-    for (n, k, graph, horizon), members in panels(unique).items():
-        points = frontier_points(members)
+    grouped = panels(results)  # one panel per setting; a config serving several figures once
+    across = varying([m[0] for m in grouped.values()], tuple(k for k, _ in next(iter(grouped), ())))
+    for members in grouped.values():
+        points = frontier_points(members)  # one point per configuration, labelled distinctly
         best = pareto(points)
-        click.echo(f"(N, K) = ({n}, {k}), {graph}, T = {horizon}")
+        width = max(20, *(len(p[0]) for p in points))
+        title = panel_title(members, [k for k in across if k != "horizon"])
+        click.echo(f"{title}, T = {members[0].config['horizon']}")
         click.echo(
-            f"  {'algorithm':<20} {'bits/agent':>12} {'regret/agent':>13} {'95% band':>22}  frontier"
+            f"  {'configuration':<{width}} {'bits/agent':>12} {'regret/agent':>13} {'95% band':>22}  frontier"
         )
-        for name, bits, regret, lo, hi in sorted(points, key=lambda p: p[1]):
+        order = sorted(range(len(points)), key=lambda i: points[i][1])
+        for i in order:
+            label, bits, regret, lo, hi = points[i]
             band = f"[{lo:.1f}, {hi:.1f}]"
-            mark = "yes" if name in best else ""
-            click.echo(f"  {name:<20} {bits:>12.4g} {regret:>13.1f} {band:>22}  {mark}")
+            mark = "yes" if i in best else ""
+            click.echo(f"  {label:<{width}} {bits:>12.4g} {regret:>13.1f} {band:>22}  {mark}")
     draw_all(results, results_dir)
 
 

@@ -28,13 +28,38 @@ def prepare_out_dir(path: str | Path) -> Path:
     return out
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where the kernel tells (Linux ≥ 4.7)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, hence the /proc path)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
+
+    The file gets the mode a plain ``open`` would give (0o666 minus the umask), not mkstemp's
+    0600. Any OSError (read-only directory, full disk, ...) becomes a one-line ConfigError; the
+    old file, if any, is left untouched and the temporary file removed.
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
     os.close(fd)
     try:
+        os.chmod(tmp, 0o666 & ~current_umask())
         write(Path(tmp))
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -1,13 +1,20 @@
 """From task files to the sweep's tables: curves and finals (Parquet), summary.csv, metadata.
 
 Everything is assembled in the specification's order from files whose content depends only on
-the configuration, so the outputs are byte-identical however the tasks were scheduled.
+the configuration, so the outputs are byte-identical however the tasks were scheduled. Every
+field of a configuration is a column of every table (``CONFIG_COLUMNS``: the algorithm's
+parameters flattened, ``first_run`` left out as it is always 0 for a whole configuration, and
+``graph_sha256`` added for edge-list files), so rows of a sweep over any axis can be told apart.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import json
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,19 +22,103 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mamab.agents import AlgorithmParams
+from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.experiments.provenance import describe
 from mamab.experiments.spec import SweepSpec
-from mamab.experiments.tasks import Task, config_id, load_task, split
+from mamab.experiments.tasks import (
+    MISSING,
+    OK,
+    OTHER_CODE,
+    UNUSABLE,
+    Task,
+    config_id,
+    graph_digest,
+    inspect_task,
+    read_task_file,
+    split,
+)
 from mamab.result import COUNTERS
 from mamab.stats import masked_mean, median_band
 from mamab.storage import atomic_write, write_parquet
 
-SUMMARY_COLUMNS = (
-    "experiment", "figure", "algorithm", "agents", "arms", "horizon", "graph", "reward", "loss", "delay", "runs",
+
+def _column_types() -> dict[str, type]:
+    """Every configuration field as a flat column, in Config's order, with its Python type."""
+    hints = typing.get_type_hints(Config)
+    params = typing.get_type_hints(AlgorithmParams)
+    columns: dict[str, type] = {}
+    for f in dataclasses.fields(Config):
+        if f.name == "first_run":
+            continue
+        if f.name == "params":
+            for g in dataclasses.fields(AlgorithmParams):
+                columns[g.name] = _base_type(params[g.name])
+            continue
+        columns[f.name] = _base_type(hints[f.name])
+        if f.name == "graph":
+            columns["graph_sha256"] = str
+    return columns
+
+
+def _base_type(hint: object) -> type:
+    """int, float or str for a field's annotation (tuples and anything else are stored as JSON)."""
+    if isinstance(hint, types.UnionType):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    return hint if hint in (int, float, str) else tuple
+
+
+CONFIG_TYPES = _column_types()
+CONFIG_COLUMNS = tuple(CONFIG_TYPES)
+#: Fields that say which strategy runs; every other configuration field is the setting it runs in.
+STRATEGY_FIELDS = ("algorithm", *(g.name for g in dataclasses.fields(AlgorithmParams)))
+ARROW_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), tuple: pa.string()}
+STATS_COLUMNS = (
     "final_regret_median", "final_regret_ci_low", "final_regret_ci_high",
     "bits_sent_per_agent_median", "messages_sent_per_agent_median", "diameter_median", "max_degree_median",
     "crashed_agents_median",
 )  # fmt: skip
+SUMMARY_COLUMNS = ("experiment", "figure", *CONFIG_COLUMNS, "config_id", *STATS_COLUMNS)
+
+
+def flat_config(config: dict, graph_sha256: str | None = None) -> dict:
+    """A configuration (``Config.to_dict()``) as one value per column of ``CONFIG_COLUMNS``."""
+    row = {k: v for k, v in config.items() if k not in ("params", "first_run")}
+    row.update(config.get("params") or {})
+    row["graph_sha256"] = graph_sha256
+    for name, kind in CONFIG_TYPES.items():
+        value = row.get(name)
+        if kind is tuple and value is not None:
+            row[name] = json.dumps(list(value))
+        elif kind is float and value is not None:
+            row[name] = float(value)
+    return {name: row.get(name) for name in CONFIG_COLUMNS}
+
+
+def nested_config(flat: dict) -> dict:
+    """The inverse of ``flat_config`` (columns missing from old tables take Config's defaults)."""
+    config = {f.name: _default(f) for f in dataclasses.fields(Config) if f.name != "params"}
+    params = dataclasses.asdict(AlgorithmParams())
+    for name in CONFIG_COLUMNS:
+        if name not in flat or name == "graph_sha256":
+            continue
+        value = flat[name]
+        if CONFIG_TYPES[name] is tuple and isinstance(value, str):
+            value = tuple(json.loads(value))
+        if name in params:
+            params[name] = value
+        else:
+            config[name] = value
+    config["params"] = params
+    config["first_run"] = 0
+    return config
+
+
+def _default(f: dataclasses.Field) -> object:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return None  # a required field (algorithm, agents, ...): required columns always hold it
 
 
 @dataclass
@@ -46,6 +137,7 @@ class ConfigResult:
     diameter: np.ndarray  # (runs,)
     max_degree: np.ndarray  # (runs,)
     crash: np.ndarray | None = None  # (runs, agents) step from which an agent is dead; > T: never
+    graph_sha256: str | None = None  # contents of an edge-list graph file
 
     def final_mean(self) -> np.ndarray:
         """(runs,) mean final regret over the agents that never crashed."""
@@ -54,30 +146,72 @@ class ConfigResult:
         return masked_mean(self.final_regret, self.crash > self.config["horizon"])
 
     @property
+    def flat(self) -> dict:
+        """The configuration, one value per column of ``CONFIG_COLUMNS``."""
+        return flat_config(self.config, self.graph_sha256)
+
+    @property
     def label(self) -> str:
         c = self.config
         return f"{c['algorithm']} (N={c['agents']}, K={c['arms']}, {c['graph']})"
 
 
+def setting_key(r: ConfigResult, exclude: tuple[str, ...] = ()) -> tuple:
+    """Everything about a configuration but its strategy (and ``exclude``): what a panel holds fixed."""
+    flat = r.flat
+    return tuple(
+        (k, flat[k]) for k in CONFIG_COLUMNS if k not in STRATEGY_FIELDS and k not in exclude
+    )
+
+
+def varying(results: list[ConfigResult], fields: tuple[str, ...] = CONFIG_COLUMNS) -> list[str]:
+    """The fields among ``fields`` that take more than one value across ``results``."""
+    flats = [r.flat for r in results]
+    return [k for k in fields if len({json.dumps(f[k]) for f in flats}) > 1]
+
+
+def field_text(value: object) -> str:
+    """A configuration value for people: floats as %g, None (the paper's default) as 'default'."""
+    if value is None:
+        return "default"
+    return format(value, "g") if isinstance(value, float) else str(value)
+
+
+def describe_fields(r: ConfigResult, fields: list[str]) -> str:
+    """'edge_prob=0.25, loss=0.5' for the given fields of a configuration."""
+    flat = r.flat
+    return ", ".join(f"{k}={field_text(flat[k])}" for k in fields)
+
+
+def config_tasks(spec: SweepSpec) -> list[tuple[str, Config, str | None, list[Task]]]:
+    """(experiment, configuration, graph file digest, its tasks) in the specification's order.
+
+    Each edge-list file is read and hashed once here: tasks are keyed on its contents.
+    """
+    digests: dict[str, str | None] = {}
+    out = []
+    for name, config in spec.configs:
+        if config.graph not in digests:
+            digests[config.graph] = graph_digest(config.graph)
+        digest = digests[config.graph]
+        out.append((name, config, digest, split(name, config, spec.runs_per_task, digest)))
+    return out
+
+
 def tasks_of(spec: SweepSpec) -> list[Task]:
-    return [
-        task for name, config in spec.configs for task in split(name, config, spec.runs_per_task)
-    ]
+    return [task for *_, tasks in config_tasks(spec) for task in tasks]
 
 
-def collect(spec: SweepSpec, out: Path) -> list[ConfigResult]:
-    """Read every configuration's task files (all must be present and valid)."""
+def collect(
+    spec: SweepSpec,
+    out: Path,
+    groups: list[tuple[str, Config, str | None, list[Task]]] | None = None,
+) -> list[ConfigResult]:
+    """Read every configuration's task files (all must be present, valid and from this code)."""
     figures = {e.name: e.figure for e in spec.experiments}
     results = []
-    for name, config in spec.configs:
-        parts = []
-        for task in split(name, config, spec.runs_per_task):
-            data = load_task(task, out)
-            if data is None:
-                raise ConfigError(
-                    f"task {task.name} has no valid result in {out}; run the sweep first"
-                )
-            parts.append(data)
+    for name, config, digest, tasks in groups if groups is not None else config_tasks(spec):
+        parts = [_usable(task, out) for task in tasks]
 
         def cat(key: str, axis: int = 0, parts=parts) -> np.ndarray:
             return np.concatenate([p[key] for p in parts], axis=axis)
@@ -86,7 +220,7 @@ def collect(spec: SweepSpec, out: Path) -> list[ConfigResult]:
             ConfigResult(
                 experiment=name,
                 figure=figures[name],
-                config_id=config_id(config),
+                config_id=config_id(config, digest),
                 config=config.to_dict(),
                 grid=parts[0]["grid"],
                 regret=cat("regret_mean"),
@@ -96,54 +230,85 @@ def collect(spec: SweepSpec, out: Path) -> list[ConfigResult]:
                 diameter=cat("diameter"),
                 max_degree=cat("max_degree"),
                 crash=cat("crash"),
+                graph_sha256=digest,
             )
         )
     return results
 
 
+def _usable(task: Task, out: Path) -> dict[str, np.ndarray]:
+    status, data = inspect_task(task, out)
+    if status == OK:
+        return data
+    if status == OTHER_CODE:
+        read = read_task_file(task.path(out))
+        found = describe(read[0].get("provenance")) if read else "unknown"
+        raise ConfigError(
+            f"task {task.name} in {out} was written by other code ({found}); every worker must "
+            "run the same mamab"
+        )
+    reason = {MISSING: "has no result", UNUSABLE: "has no valid result"}[status]
+    raise ConfigError(f"task {task.name} {reason} in {out}; run the sweep first")
+
+
+def _config_columns(results: list[ConfigResult], counts: list[int]) -> dict[str, pa.Array]:
+    """experiment, figure, config_id and every configuration column, each row repeated counts[i]."""
+    rows = [
+        {"experiment": r.experiment, "figure": r.figure, "config_id": r.config_id, **r.flat}
+        for r in results
+    ]
+    types = {"experiment": pa.string(), "figure": pa.string(), "config_id": pa.string()}
+    types.update({k: ARROW_TYPES[t] for k, t in CONFIG_TYPES.items()})
+    table = pa.Table.from_pylist(rows, schema=pa.schema(list(types.items())))
+    take = pa.array(np.repeat(np.arange(len(results), dtype=np.int64), counts))
+    return {name: table.column(name).take(take).combine_chunks() for name in types}
+
+
 def curves_table(results: list[ConfigResult]) -> pa.Table:
     """Long table: one row per (configuration, run, t) with agent-mean regret and bits sent."""
-    columns: dict[str, list] = {k: [] for k in ("experiment", "figure", "config_id", "algorithm", "agents",
-                                                "arms", "horizon", "graph", "loss", "delay", "run", "t", "regret", "bits")}  # fmt: skip
-    for r in results:
-        runs, points = r.regret.shape
-        c = r.config
-        for key, value in (("experiment", r.experiment), ("figure", r.figure), ("algorithm", c["algorithm"]),
-                           ("agents", c["agents"]), ("arms", c["arms"]), ("horizon", c["horizon"]),
-                           ("graph", c["graph"]), ("loss", c["loss"]), ("delay", c["delay"]), ("config_id", r.config_id)):  # fmt: skip
-            columns[key].append(np.repeat(np.array([value]), runs * points))
-        columns["run"].append(np.repeat(np.arange(runs), points))
-        columns["t"].append(np.tile(r.grid, runs))
-        columns["regret"].append(r.regret.reshape(-1))
-        columns["bits"].append(r.bits.reshape(-1))
-    return pa.table({k: np.concatenate(v) for k, v in columns.items()})
+    counts = [r.regret.size for r in results]
+    columns: dict[str, object] = _config_columns(results, counts)
+    if not results:
+        return pa.table(columns)
+    columns["run"] = np.concatenate(
+        [np.repeat(np.arange(r.regret.shape[0]), r.regret.shape[1]) for r in results]
+    )
+    columns["t"] = np.concatenate([np.tile(r.grid, r.regret.shape[0]) for r in results])
+    columns["regret"] = np.concatenate([r.regret.reshape(-1) for r in results])
+    columns["bits"] = np.concatenate([r.bits.reshape(-1) for r in results])
+    return pa.table(columns)
 
 
 def finals_table(results: list[ConfigResult]) -> pa.Table:
     """One row per (configuration, run, agent): final regret and every communication counter."""
-    columns: dict[str, list] = {k: [] for k in ("experiment", "config_id", "algorithm", "agents", "arms",
-                                                "horizon", "graph", "loss", "delay", "run", "agent", "final_regret",
-                                                *COUNTERS, "diameter", "max_degree", "crash")}  # fmt: skip
-    for r in results:
-        runs, agents = r.final_regret.shape
-        c = r.config
-        for key, value in (("experiment", r.experiment), ("algorithm", c["algorithm"]), ("agents", c["agents"]),
-                           ("arms", c["arms"]), ("horizon", c["horizon"]), ("graph", c["graph"]),
-                           ("loss", c["loss"]), ("delay", c["delay"]), ("config_id", r.config_id)):  # fmt: skip
-            columns[key].append(np.repeat(np.array([value]), runs * agents))
-        columns["run"].append(np.repeat(np.arange(runs), agents))
-        columns["agent"].append(np.tile(np.arange(agents), runs))
-        columns["final_regret"].append(r.final_regret.reshape(-1))
-        for i, name in enumerate(COUNTERS):
-            columns[name].append(r.counters[i].reshape(-1))
-        columns["diameter"].append(np.repeat(r.diameter, agents))
-        columns["max_degree"].append(np.repeat(r.max_degree, agents))
-        columns["crash"].append(r.crash.reshape(-1))
-    return pa.table({k: np.concatenate(v) for k, v in columns.items()})
+    counts = [r.final_regret.size for r in results]
+    columns: dict[str, object] = _config_columns(results, counts)
+    if not results:
+        return pa.table(columns)
+
+    def each(f) -> np.ndarray:
+        return np.concatenate([f(r, *r.final_regret.shape) for r in results])
+
+    columns["run"] = each(lambda r, runs, agents: np.repeat(np.arange(runs), agents))
+    columns["agent"] = each(lambda r, runs, agents: np.tile(np.arange(agents), runs))
+    columns["final_regret"] = each(lambda r, runs, agents: r.final_regret.reshape(-1))
+    for i, name in enumerate(COUNTERS):
+        columns[name] = each(lambda r, runs, agents, i=i: r.counters[i].reshape(-1))
+    columns["diameter"] = each(lambda r, runs, agents: np.repeat(r.diameter, agents))
+    columns["max_degree"] = each(lambda r, runs, agents: np.repeat(r.max_degree, agents))
+    columns["crash"] = each(lambda r, runs, agents: r.crash.reshape(-1))
+    return pa.table(columns)
 
 
 def _number(x: float) -> str:
     return format(float(x), ".10g")
+
+
+def _text(value: object, kind: type) -> str:
+    """A configuration value as summary.csv writes it: '' for None, %.10g for floats."""
+    if value is None:
+        return ""
+    return _number(value) if kind is float else str(value)
 
 
 def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
@@ -153,11 +318,11 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
         med, lo, hi = median_band(r.final_mean())
         sent = r.counters[COUNTERS.index("bits_sent")].mean(axis=1)
         messages = r.counters[COUNTERS.index("messages_sent")].mean(axis=1)
+        flat = r.flat
         rows.append({
-            "experiment": r.experiment, "figure": r.figure, "algorithm": c["algorithm"], "agents": str(c["agents"]),
-            "arms": str(c["arms"]), "horizon": str(c["horizon"]), "graph": c["graph"], "reward": c["reward"],
-            "loss": _number(c["loss"]), "delay": _number(c["delay"]),
-            "runs": str(r.final_regret.shape[0]), "final_regret_median": _number(med),
+            "experiment": r.experiment, "figure": r.figure,
+            **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS}, "config_id": r.config_id,
+            "final_regret_median": _number(med),
             "final_regret_ci_low": _number(lo), "final_regret_ci_high": _number(hi),
             "bits_sent_per_agent_median": _number(np.median(sent)),
             "messages_sent_per_agent_median": _number(np.median(messages)),
@@ -185,47 +350,80 @@ def write_tables(results: list[ConfigResult], out: Path) -> list[dict[str, str]]
     return rows
 
 
+CURVES_NEEDS = ("experiment", "figure", "config_id", "algorithm", "agents", "arms", "horizon", "graph",
+                "run", "t", "regret", "bits")  # fmt: skip
+FINALS_NEEDS = ("experiment", "config_id", "run", "agent", "final_regret", *COUNTERS, "diameter",
+                "max_degree", "crash")  # fmt: skip
+
+
+def _read_table(path: Path, needs: tuple[str, ...]) -> dict[str, list]:
+    """A stored table's columns, refused in one line when unreadable or lacking a column."""
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as err:
+        reason = " ".join(str(err).split()) or type(err).__name__
+        raise ConfigError(f"{path.parent} holds no readable sweep results: {reason}") from None
+    missing = [name for name in needs if name not in table.column_names]
+    if missing:
+        raise ConfigError(f"{path} is not a mamab sweep table: no column {', '.join(missing)}")
+    return table.to_pydict()
+
+
 def read_curves(out: Path) -> list[ConfigResult]:
     """Rebuild per-configuration curves from stored tables (for ``mamab plot``)."""
+    curves = _read_table(out / "curves.parquet", CURVES_NEEDS)
+    finals = _read_table(out / "finals.parquet", FINALS_NEEDS)
     try:
-        curves = pq.read_table(out / "curves.parquet").to_pydict()
-        finals = pq.read_table(out / "finals.parquet").to_pydict()
-    except (OSError, pa.ArrowInvalid) as err:
-        raise ConfigError(f"{out} holds no readable sweep results: {err}") from None
-    results: dict[tuple[str, str], ConfigResult] = {}
+        return _rebuild(curves, finals)
+    except (ValueError, TypeError, IndexError, KeyError, json.JSONDecodeError) as err:
+        reason = " ".join(str(err).split()) or type(err).__name__
+        raise ConfigError(f"{out} holds sweep tables that do not fit together: {reason}") from None
+
+
+def _rebuild(curves: dict[str, list], finals: dict[str, list]) -> list[ConfigResult]:
+    results: list[ConfigResult] = []
     # a configuration may appear in several experiments (sharing task files): key by both
-    keys = np.char.add(
-        np.array(curves["experiment"], dtype=str), np.array(curves["config_id"], dtype=str)
+    keys = np.array(
+        [f"{e}\0{c}" for e, c in zip(curves["experiment"], curves["config_id"], strict=True)]
     )
-    f_keys = np.char.add(
-        np.array(finals["experiment"], dtype=str), np.array(finals["config_id"], dtype=str)
+    f_keys = np.array(
+        [f"{e}\0{c}" for e, c in zip(finals["experiment"], finals["config_id"], strict=True)]
     )
-    runs, t = np.array(curves["run"]), np.array(curves["t"])
+    runs, t = np.asarray(curves["run"], dtype=np.int64), np.asarray(curves["t"], dtype=np.int64)
+    regret, bits = (
+        np.asarray(curves["regret"], dtype=float),
+        np.asarray(curves["bits"], dtype=float),
+    )
+    final = {name: np.asarray(finals[name], dtype=float if name == "final_regret" else np.int64)
+             for name in ("final_regret", *COUNTERS, "diameter", "max_degree", "crash")}  # fmt: skip
     for key in dict.fromkeys(keys.tolist()):
         rows = np.flatnonzero(keys == key)
         n_runs = int(runs[rows].max()) + 1
-        grid = t[rows][: rows.size // n_runs]
         first = rows[0]
         f_rows = np.flatnonzero(f_keys == key)
         agents = int(curves["agents"][first])
-        counters = np.stack(
-            [np.array(finals[name])[f_rows].reshape(n_runs, agents) for name in COUNTERS]
+
+        def per_agent(name: str, f_rows=f_rows, n_runs=n_runs, agents=agents) -> np.ndarray:
+            return final[name][f_rows].reshape(n_runs, agents)
+
+        flat = {k: curves[k][first] for k in CONFIG_COLUMNS if k in curves}
+        config = nested_config(flat)
+        config["runs"] = n_runs
+        results.append(
+            ConfigResult(
+                experiment=curves["experiment"][first],
+                figure=curves["figure"][first],
+                config_id=curves["config_id"][first],
+                config=config,
+                grid=t[rows][: rows.size // n_runs],
+                regret=regret[rows].reshape(n_runs, -1),
+                bits=bits[rows].reshape(n_runs, -1),
+                final_regret=per_agent("final_regret"),
+                counters=np.stack([per_agent(name) for name in COUNTERS]),
+                diameter=per_agent("diameter")[:, 0],
+                max_degree=per_agent("max_degree")[:, 0],
+                crash=per_agent("crash"),
+                graph_sha256=flat.get("graph_sha256"),  # None in tables from before issue 12
+            )
         )
-        results[key] = ConfigResult(
-            experiment=curves["experiment"][first],
-            figure=curves["figure"][first],
-            config_id=curves["config_id"][first],
-            config={
-                k: curves[k][first] if k in curves else 0.0  # tables from before delays: none
-                for k in ("algorithm", "agents", "arms", "horizon", "graph", "loss", "delay")
-            },
-            grid=grid,
-            regret=np.array(curves["regret"])[rows].reshape(n_runs, -1),
-            bits=np.array(curves["bits"])[rows].reshape(n_runs, -1),
-            final_regret=np.array(finals["final_regret"])[f_rows].reshape(n_runs, agents),
-            counters=counters,
-            diameter=np.array(finals["diameter"])[f_rows].reshape(n_runs, agents)[:, 0],
-            max_degree=np.array(finals["max_degree"])[f_rows].reshape(n_runs, agents)[:, 0],
-            crash=np.array(finals["crash"])[f_rows].reshape(n_runs, agents),
-        )
-    return list(results.values())
+    return results

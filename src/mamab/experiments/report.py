@@ -8,7 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from mamab.experiments.aggregate import ConfigResult
+from mamab.experiments.aggregate import (
+    CONFIG_COLUMNS,
+    ConfigResult,
+    field_text,
+    setting_key,
+    varying,
+)
 from mamab.stats import median_band, median_ci_ranks
 
 
@@ -27,15 +33,33 @@ def _bits(r: ConfigResult) -> float:
     return float(np.median(r.counters[1].mean(axis=1)))
 
 
-def _panel_key(r: ConfigResult) -> tuple[int, int]:
-    return r.config["agents"], r.config["arms"]
+def _panel_key(r: ConfigResult) -> tuple:
+    """(N, K, the rest of the setting): claims compare algorithms within one setting only."""
+    rest = tuple(item for item in setting_key(r) if item[0] not in ("agents", "arms"))
+    return r.config["agents"], r.config["arms"], rest
 
 
-def _by_panel(results: list[ConfigResult]) -> dict[tuple[int, int], dict[str, ConfigResult]]:
-    panels: dict[tuple[int, int], dict[str, ConfigResult]] = {}
+def _by_panel(results: list[ConfigResult]) -> dict[tuple, dict[str, ConfigResult]]:
+    """Per setting, its configurations by algorithm name.
+
+    An algorithm with several configurations in one setting (other parameters) is keyed by
+    '<name> [<config id>]' for each, so that no claim silently picks one of them.
+    """
+    grouped: dict[tuple, dict[str, ConfigResult]] = {}
     for r in results:
-        panels.setdefault(_panel_key(r), {})[r.config["algorithm"]] = r
+        grouped.setdefault(_panel_key(r), {}).setdefault(r.config_id, r)
+    panels: dict[tuple, dict[str, ConfigResult]] = {}
+    for key, members in grouped.items():
+        names = [r.config["algorithm"] for r in members.values()]
+        panels[key] = {
+            (name if names.count(name) == 1 else f"{name} [{r.config_id}]"): r
+            for name, r in zip(names, members.values(), strict=True)
+        }
     return panels
+
+
+def _nk(key: tuple) -> str:
+    return f"({key[0]}, {key[1]})"
 
 
 def _less(results, better: str, worse: str, text: str) -> Claim:
@@ -47,7 +71,9 @@ def _less(results, better: str, worse: str, text: str) -> Claim:
     ]
     if not pairs:
         return Claim(text, None, f"needs {better} and {worse}")
-    evidence = "; ".join(f"(N,K)={key}: {_final(a):.0f} vs {_final(b):.0f}" for key, a, b in pairs)
+    evidence = "; ".join(
+        f"(N,K)={_nk(key)}: {_final(a):.0f} vs {_final(b):.0f}" for key, a, b in pairs
+    )
     return Claim(text, all(_final(a) < _final(b) for _, a, b in pairs), evidence)
 
 
@@ -73,7 +99,9 @@ def complete_claims(results: list[ConfigResult]) -> list[Claim]:
     large = {key: v for key, v in ratios.items() if key[1] / key[0] < 10}
     text = "LCC-UCB is closer to full communication when N ≪ K (K/N ≥ 10) than when N is larger"
     if small and large:
-        evidence = ", ".join(f"(N,K)={k}: LCC/full = {v:.2f}" for k, v in sorted(ratios.items()))
+        evidence = ", ".join(
+            f"(N,K)={_nk(k)}: LCC/full = {v:.2f}" for k, v in sorted(ratios.items(), key=str)
+        )
         claims.append(Claim(text, max(small.values()) < min(large.values()), evidence))
     else:
         claims.append(Claim(text, None, "needs panels with K/N ≥ 10 and K/N < 10"))
@@ -81,7 +109,7 @@ def complete_claims(results: list[ConfigResult]) -> list[Claim]:
             for key, p in panels.items() if "lcc-ucb" in p and "full-communication" in p]  # fmt: skip
     text = "LCC-UCB sends at least 1000× fewer bits than full communication"
     if bits:
-        evidence = "; ".join(f"(N,K)={k}: {a:.0f} vs {b:.3g} bits" for k, a, b in bits)
+        evidence = "; ".join(f"(N,K)={_nk(k)}: {a:.0f} vs {b:.3g} bits" for k, a, b in bits)
         claims.append(Claim(text, all(1000 * a <= b for _, a, b in bits), evidence))
     return claims
 
@@ -95,7 +123,7 @@ def sparse_claims(results: list[ConfigResult]) -> list[Claim]:
         _less(results, "no-communication", "demab", "DEMAB has higher regret than no communication"),
     ]  # fmt: skip
     panels = _by_panel(results)
-    same_k = [(a, b) for a in panels for b in panels if a[1] == b[1] and a[0] < b[0]]
+    same_k = [(a, b) for a in panels for b in panels if a[1:] == b[1:] and a[0] < b[0]]
     text = "LCC-UCB-GRAPH's regret is similar (within 25%) for N=100 and N=150 at the same K"
     graph = [
         (a, b) for a, b in same_k if "lcc-ucb-graph" in panels[a] and "lcc-ucb-graph" in panels[b]
@@ -105,11 +133,13 @@ def sparse_claims(results: list[ConfigResult]) -> list[Claim]:
             (a, b, _final(panels[a]["lcc-ucb-graph"]), _final(panels[b]["lcc-ucb-graph"]))
             for a, b in graph
         ]
-        evidence = "; ".join(f"{a}: {x:.0f}, {b}: {y:.0f}" for a, b, x, y in vals)
+        evidence = "; ".join(f"{_nk(a)}: {x:.0f}, {_nk(b)}: {y:.0f}" for a, b, x, y in vals)
         claims.append(
             Claim(text, all(abs(x - y) <= 0.25 * max(x, y) for *_, x, y in vals), evidence)
         )
-    same_n = [(a, b) for a in panels for b in panels if a[0] == b[0] and a[1] < b[1]]
+    same_n = [
+        (a, b) for a in panels for b in panels if a[0] == b[0] and a[2] == b[2] and a[1] < b[1]
+    ]
     text = "Doubling K raises LCC-UCB-GRAPH's regret by a smaller factor than full or no communication's"
     others = ("full-communication", "no-communication")
     rows = []
@@ -128,15 +158,18 @@ def sparse_claims(results: list[ConfigResult]) -> list[Claim]:
 
 
 def frontier_lines(results: list[ConfigResult]) -> list[str]:
-    """Per panel, the algorithms on the regret–communication frontier (a finding, not a claim)."""
-    from mamab.plots import frontier_points, panels, pareto
+    """Per panel, the configurations on the regret–communication frontier (a finding, not a claim)."""
+    from mamab.plots import frontier_points, panel_title, panels, pareto
 
     lines = []
-    for (n, k, graph, _), members in panels(results).items():
-        best = pareto(frontier_points(members))
-        names = [r.config["algorithm"] for r in members if r.config["algorithm"] in best]
-        lines.append(f"- (N, K) = ({n}, {k}), {graph}: on the frontier (no other algorithm has both lower "
-                     f"median regret and fewer median bits): {', '.join(names)}")  # fmt: skip
+    grouped = panels(results)
+    across = varying([m[0] for m in grouped.values()], tuple(k for k, _ in next(iter(grouped), ())))
+    for members in grouped.values():
+        points = frontier_points(members)
+        best = pareto(points)
+        names = [label for i, (label, *_) in enumerate(points) if i in best]
+        lines.append(f"- {panel_title(members, across)}: on the frontier (no other configuration has both "
+                     f"lower median regret and fewer median bits): {', '.join(names)}")  # fmt: skip
     return lines
 
 
@@ -147,15 +180,18 @@ CLAIMS: dict[str, Callable[[list[ConfigResult]], list[Claim]]] = {
 
 
 def figure_table(results: list[ConfigResult]) -> str:
-    with_loss = len({r.config.get("loss", 0.0) for r in results}) > 1
-    loss_head, loss_rule = (" loss |", "---|") if with_loss else ("", "")
-    lines = [f"| (N, K) | graph |{loss_head} algorithm | median final regret / agent | 95% band | median bits sent / agent |",
-             f"|---|---|{loss_rule}---|---|---|---|"]  # fmt: skip
+    """One row per configuration; beyond (N, K), graph and algorithm, a column per varying field."""
+    shown = ("experiment", "agents", "arms", "graph", "algorithm")
+    extra = [k for k in varying(results, CONFIG_COLUMNS) if k not in shown]
+    heads = "".join(f" {k} |" for k in extra)
+    lines = [f"| (N, K) | graph |{heads} algorithm | median final regret / agent | 95% band | median bits sent / agent |",
+             f"|---|---|{'---|' * len(extra)}---|---|---|---|"]  # fmt: skip
     for r in results:
         med, lo, hi = median_band(r.final_mean())
         c = r.config
-        loss = f" {c['loss']:g} |" if with_loss else ""
-        lines.append(f"| ({c['agents']}, {c['arms']}) | {c['graph']} |{loss} {c['algorithm']} | {med:.1f} | "
+        flat = r.flat
+        cells = "".join(f" {field_text(flat[k])} |" for k in extra)
+        lines.append(f"| ({c['agents']}, {c['arms']}) | {c['graph']} |{cells} {c['algorithm']} | {med:.1f} | "
                      f"[{lo:.1f}, {hi:.1f}] | {_bits(r):.4g} |")  # fmt: skip
     return "\n".join(lines)
 

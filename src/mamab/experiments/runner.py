@@ -1,18 +1,29 @@
-"""Run a sweep: skip finished tasks, run the rest on an executor, then build the tables."""
+"""Run a sweep: check everything, skip finished tasks, run the rest, then build the tables.
+
+Before any task runs: every graph of the grid is built once (``check_graphs``), the output
+directory is checked (writable, not another sweep's, no task path in the way) and every task
+file is inspected. Task files written by other code (another mamab version or code fingerprint)
+are recomputed and counted, never mixed with fresh ones.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
-from mamab.experiments.aggregate import ConfigResult, collect, tasks_of, write_tables
+from mamab.errors import ConfigError
+from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, write_tables
 from mamab.experiments.executors import Executor, LocalExecutor
-from mamab.experiments.spec import SweepSpec
-from mamab.experiments.tasks import load_task
+from mamab.experiments.provenance import current_provenance
+from mamab.experiments.spec import SweepSpec, check_graphs
+from mamab.experiments.tasks import FORMAT, OK, OTHER_CODE, Task, inspect_task
 from mamab.storage import prepare_out_dir, write_json
 from mamab.versions import package_versions
 
@@ -25,6 +36,63 @@ class SweepOutcome:
     tasks_skipped: int
     agent_steps: int
     seconds: float
+    tasks_other_code: int = 0  # of tasks_run: files written by other code, recomputed
+
+
+def check_writable(directory: Path) -> None:
+    """Create and remove a file in ``directory``: a read-only place fails now, not after hours."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".mamab-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ConfigError(f"cannot write in {directory}: {err.strerror or err}") from None
+
+
+def check_same_sweep(directory: Path, spec: SweepSpec) -> None:
+    """Refuse to replace the tables of another sweep (another specification) in ``directory``.
+
+    The sweep a directory holds is named by its metadata.json; deleting that file is the
+    explicit way to let another specification rebuild the tables (its task files are reused
+    where they match).
+    """
+    path = directory / "metadata.json"
+    if not path.exists():
+        return
+    try:
+        stored = json.loads(path.read_text()).get("spec")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        stored = None
+    if stored == json.loads(json.dumps(spec.to_dict())):
+        return
+    name = stored.get("name") if isinstance(stored, dict) else None
+    held = f"sweep {name!r}" if name is not None else "unreadable metadata"
+    raise ConfigError(
+        f"{directory} holds the tables of {held}, not of this specification of {spec.name!r}; "
+        f"use another output directory, or delete {path} to replace them"
+    )
+
+
+def prepare_sweep_dir(out: str | Path, spec: SweepSpec) -> Path:
+    """The output directory, checked before any work: a directory, writable, ours or empty."""
+    directory = prepare_out_dir(out)
+    check_same_sweep(directory, spec)
+    tasks = directory / "tasks"
+    if tasks.exists() and not tasks.is_dir():
+        raise ConfigError(f"{tasks} is not a directory; move it away")
+    try:
+        tasks.mkdir(exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"cannot create {tasks}: {err.strerror or err}") from None
+    check_writable(directory)
+    check_writable(tasks)
+    return directory
+
+
+def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool) -> tqdm:
+    steps = sum(task.agent_steps for task in todo)
+    return tqdm(total=steps, unit="agent-step", unit_scale=True, disable=not show, file=sys.stderr,
+                desc=f"{spec.name}: {total - len(todo)}/{total} tasks")  # fmt: skip
 
 
 def run_sweep(
@@ -36,19 +104,24 @@ def run_sweep(
 ) -> SweepOutcome:
     """Compute every missing task of ``spec`` into ``out`` and write the sweep's tables.
 
-    Finished tasks (valid files) are kept, so an interrupted sweep resumes where it stopped.
-    ``progress=None`` shows a bar only when stderr is a terminal.
+    Finished tasks (valid files from this code) are kept, so an interrupted sweep resumes where
+    it stopped. ``progress=None`` shows a bar only when stderr is a terminal.
     """
-    directory = prepare_out_dir(out)
+    check_graphs(spec)  # the whole grid, before anything is written
+    groups = config_tasks(spec)  # hashes each edge-list file once
+    directory = prepare_sweep_dir(out, spec)
+    # a configuration serving several experiments has one set of task files: run it once
+    tasks = list({task.name: task for *_, block in groups for task in block}.values())
+    status = [inspect_task(task, directory)[0] for task in tasks]
+    todo = [task for task, s in zip(tasks, status, strict=True) if s != OK]
+    other_code = status.count(OTHER_CODE)
+    if other_code:
+        print(f"{spec.name}: {other_code} tasks from other code recomputed", file=sys.stderr)
     executor = executor or LocalExecutor(jobs)
-    tasks = tasks_of(spec)
-    todo = [task for task in tasks if load_task(task, directory) is None]
-    total_steps = sum(task.agent_steps for task in todo)
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     steps = 0
-    with tqdm(total=total_steps, unit="agent-step", unit_scale=True, disable=not show, file=sys.stderr,
-              desc=f"{spec.name}: {len(tasks) - len(todo)}/{len(tasks)} tasks") as bar:  # fmt: skip
+    with _progress(spec, todo, len(tasks), show) as bar:
         done = len(tasks) - len(todo)
         for _task, task_steps in executor.run(todo, directory):
             done += 1
@@ -56,12 +129,17 @@ def run_sweep(
             bar.set_description(f"{spec.name}: {done}/{len(tasks)} tasks", refresh=False)
             bar.update(task_steps)
     seconds = time.perf_counter() - start
-    results = collect(spec, directory)
-    summary = write_tables(results, directory)
+    results = collect(spec, directory, groups)  # every task from this code, or one line
     write_json(directory / "metadata.json", {
         "spec": spec.to_dict(),
         "seeds": "run r of a configuration uses SeedSequence(seed, spawn_key=(r, stream)), "
                  "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5",
         "versions": package_versions(),
+        "provenance": {**current_provenance(), "format": FORMAT},
+        "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
+        "graph_files": {c.graph: d for _, c, d, _ in groups if d is not None},
     })  # fmt: skip
-    return SweepOutcome(results, summary, len(todo), len(tasks) - len(todo), steps, seconds)
+    summary = write_tables(results, directory)
+    return SweepOutcome(
+        results, summary, len(todo), len(tasks) - len(todo), steps, seconds, other_code
+    )

@@ -2,7 +2,7 @@
 
 Schema (every key is checked; unknown keys and wrong types are errors)::
 
-    name = "my-sweep"          # optional
+    name = "my-sweep"          # optional; a label (no "/", "\\", "..", control characters)
     seed = 0                   # root seed of every run
     runs = 30                  # runs per configuration
     runs_per_task = 10         # seeds per task file (the unit of work and of resumption)
@@ -29,15 +29,18 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
 from __future__ import annotations
 
 import itertools
+import math
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mamab.agents import AlgorithmParams
+from mamab import topology as topo
+from mamab.agents import NEEDS_CONNECTED, AlgorithmParams
 from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.seeding import rng
 
 TOP_KEYS = {
     "name": str,
@@ -66,6 +69,11 @@ EXPERIMENT_KEYS = {
 }
 REQUIRED = ("algorithms", "agents", "arms", "horizon")
 PRESETS = ("paper", "paper-quick")
+MAX_CONFIGS = (
+    100_000  # configurations per sweep: more is a typo, not a plan (checked before expanding)
+)
+MAX_TASKS = 1_000_000  # task files per sweep
+MAX_LABEL = 100
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,7 @@ class Experiment:
     name: str
     figure: str
     configs: tuple[Config, ...]
+    where: str = field(default="", compare=False)  # "FILE: experiments[i]", for error messages
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,21 @@ def _as_list(where: str, value: Any, item_types: tuple[type, ...]) -> list:
     return values
 
 
+def check_label(where: str, value: str) -> str:
+    """A name used in file names (sweep, experiment, figure) is a label, never a path."""
+    if (
+        not value
+        or len(value) > MAX_LABEL
+        or value in (".", "..")
+        or any(ch in "/\\" or ord(ch) < 32 or ord(ch) == 127 for ch in value)
+    ):
+        raise ConfigError(
+            f"{where}: {value!r} is a label, not a path: 1-{MAX_LABEL} characters, no '/', "
+            "'\\' or control characters, not '.' or '..'"
+        )
+    return value
+
+
 def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
     """Validate a decoded TOML document and expand it into configurations."""
     for key, value in data.items():
@@ -128,6 +152,7 @@ def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
             raise ConfigError(f"{source}: unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
         if not _type_ok(value, (TOP_KEYS[key],)):
             raise ConfigError(f"{source}: {key} must be {TOP_KEYS[key].__name__}, got {value!r}")
+    name = check_label(f"{source}: name", data.get("name", "sweep"))
     seed = data.get("seed", 0)
     runs = data.get("runs", 10)
     per_task = data.get("runs_per_task", 10)
@@ -140,20 +165,49 @@ def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
     blocks = data.get("experiments")
     if not blocks:
         raise ConfigError(f"{source}: needs at least one [[experiments]] table")
+    _check_grid_size(source, blocks, math.ceil(runs / per_task))
     experiments = []
     names: set[str] = set()
     for i, block in enumerate(blocks):
         where = f"{source}: experiments[{i}]"
-        if not isinstance(block, dict):
-            raise ConfigError(f"{where}: must be a table")
         experiment = _parse_experiment(block, where, f"experiment-{i}", seed, runs, grid_points)
         if experiment.name in names:
             raise ConfigError(f"{where}: duplicate experiment name {experiment.name!r}")
         names.add(experiment.name)
         experiments.append(experiment)
-    return SweepSpec(
-        data.get("name", "sweep"), seed, runs, per_task, grid_points, tuple(experiments)
-    )
+    return SweepSpec(name, seed, runs, per_task, grid_points, tuple(experiments))
+
+
+def _check_grid_size(source: str, blocks: list, tasks_per_config: int) -> None:
+    """Count the configurations (the product of each experiment's lists) before building any."""
+    total = 0
+    for i, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            raise ConfigError(f"{source}: experiments[{i}]: must be a table")
+        size = 1
+        for key in (
+            "algorithms",
+            "agents",
+            "arms",
+            "horizon",
+            "graph",
+            "edge_prob",
+            "loss",
+            "delay",
+        ):
+            value = block.get(key)
+            size *= len(value) if isinstance(value, list) else 1
+        total += size
+        if total > MAX_CONFIGS:
+            raise ConfigError(
+                f"{source}: the grid has over {MAX_CONFIGS} configurations (experiments[{i}] alone "
+                f"has {size}); split the sweep"
+            )
+    if total * tasks_per_config > MAX_TASKS:
+        raise ConfigError(
+            f"{source}: {total} configurations x {tasks_per_config} tasks each = "
+            f"{total * tasks_per_config} task files (at most {MAX_TASKS}); raise runs_per_task"
+        )
 
 
 def _parse_experiment(
@@ -204,8 +258,50 @@ def _parse_experiment(
             )
         except ConfigError as err:
             raise ConfigError(f"{where}: {err}") from None
-    name = block.get("name", default_name)
-    return Experiment(name, block.get("figure", name), tuple(configs))
+    name = check_label(f"{where}.name", block.get("name", default_name))
+    figure = check_label(f"{where}.figure", block.get("figure", name))
+    return Experiment(name, figure, tuple(configs), where)
+
+
+def check_graphs(spec: SweepSpec) -> None:
+    """Build every graph the sweep will use, once each, before any task runs.
+
+    An Erdős–Rényi draw that never connects, an edge-list file that does not fit N, or a
+    disconnected graph for an algorithm that needs a connected one is reported in one line
+    naming the TOML key, instead of failing hours later when that task runs. Named graphs
+    (complete, ring, ...) cannot fail and are not built. Graphs are keyed by what determines
+    them (an Erdős–Rényi graph by N, p, seed and run), so each is drawn once.
+    """
+    connected: dict[tuple, bool] = {}
+    for experiment in spec.experiments:
+        for config in experiment.configs:
+            if config.graph == "erdos-renyi":
+                for run in config.run_ids:
+                    key = ("erdos-renyi", config.agents, config.edge_prob, config.seed, run)
+                    if key not in connected:
+                        try:
+                            graph = rng(config.seed, run, "graph")
+                            topo.build("erdos-renyi", config.agents, graph, config.edge_prob)
+                        except ConfigError as err:
+                            message = str(err).replace("--edge-prob", "edge_prob")
+                            raise ConfigError(
+                                f"{experiment.where}.edge_prob: {message} (run {run})"
+                            ) from None
+                        connected[key] = True
+            elif config.graph not in topo.GRAPH_KINDS:
+                key = ("file", config.graph, config.agents)
+                if key not in connected:
+                    try:
+                        connected[key] = topo.build(config.graph, config.agents).is_connected
+                    except ConfigError as err:
+                        raise ConfigError(
+                            f"{experiment.where}.graph: {err} (agents = {config.agents})"
+                        ) from None
+                if config.algorithm in NEEDS_CONNECTED and not connected[key]:
+                    raise ConfigError(
+                        f"{experiment.where}.graph: {config.algorithm} needs a connected graph; "
+                        f"{config.graph} with {config.agents} agents is not"
+                    )
 
 
 def load_spec(path: str | Path) -> SweepSpec:

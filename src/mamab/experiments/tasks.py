@@ -1,8 +1,11 @@
 """A task: one configuration × one block of seeds, stored as one file written atomically.
 
 Task files are numpy ``.npz`` archives (an open zip of arrays) with a JSON ``meta`` entry that
-names the format version and the exact configuration; a file that is missing, truncated, of
-another configuration or unreadable is simply recomputed.
+names the format version, the exact configuration, the sha256 of an edge-list graph file's
+contents and what produced the file (package versions and a code fingerprint, see
+:mod:`mamab.experiments.provenance`). A file that is missing, truncated, of another
+configuration or unreadable is simply recomputed; one written by other code is recomputed and
+counted; one of another format version is refused.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ import numpy as np
 
 from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.experiments import provenance
 from mamab.result import COUNTERS
 from mamab.simulate import simulate
 from mamab.storage import atomic_write
+from mamab.topology import GRAPH_KINDS
 
 FORMAT = 1
 ARRAYS = (
@@ -33,15 +38,43 @@ ARRAYS = (
     "counters",
     "diameter",
     "max_degree",
+    "crash",
 )
+#: What ``inspect_task`` finds: a usable file, no file, a broken one, one from other code.
+OK, MISSING, UNUSABLE, OTHER_CODE = "ok", "missing", "unusable", "other-code"
 
 
-def config_id(config: Config) -> str:
-    """A short stable id of a configuration (all runs, any block)."""
-    fields = dataclasses.replace(config, first_run=0).to_dict()
+def graph_digest(graph: str) -> str | None:
+    """sha256 of an edge-list graph file's bytes (None for a named graph such as 'ring')."""
+    if graph in GRAPH_KINDS:
+        return None
+    try:
+        return hashlib.sha256(Path(graph).read_bytes()).hexdigest()
+    except OSError as err:
+        raise ConfigError(f"cannot read graph file {graph}: {err.strerror or err}") from None
+
+
+def config_key(config: Config, graph_sha256: str | None = None) -> dict:
+    """What determines a configuration's results: every field but the block, plus graph contents.
+
+    An edge-list file counts by its contents (``graph_sha256``), not its path, so editing the
+    file gives new ids and the same file under another path gives the same id.
+    """
+    fields = json.loads(json.dumps(dataclasses.replace(config, first_run=0).to_dict()))
     if fields["delay"] == 0:
         del fields["delay"]  # ids of configurations without delays predate the option: keep them
-    text = json.dumps(fields, sort_keys=True)
+    if graph_sha256 is not None:
+        fields["graph"] = "file"
+        fields["graph_sha256"] = graph_sha256
+    return fields
+
+
+def config_id(config: Config, graph_sha256: str | None = None) -> str:
+    """A short stable id of a configuration (all runs, any block): a hash of its key.
+
+    Ids of configurations on named graphs are unchanged from earlier versions.
+    """
+    text = json.dumps(config_key(config, graph_sha256), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -49,11 +82,12 @@ def config_id(config: Config) -> str:
 class Task:
     experiment: str
     config: Config  # runs = the block's runs, first_run = its first seed
+    graph_sha256: str | None = None  # contents of an edge-list graph file, hashed once per sweep
 
     @property
     def name(self) -> str:
         last = self.config.first_run + self.config.runs - 1
-        return f"{config_id(self.config)}-runs{self.config.first_run:04d}-{last:04d}"
+        return f"{config_id(self.config, self.graph_sha256)}-runs{self.config.first_run:04d}-{last:04d}"
 
     @property
     def agent_steps(self) -> int:
@@ -64,20 +98,33 @@ class Task:
         return out / "tasks" / f"{self.name}.npz"
 
 
-def split(experiment: str, config: Config, runs_per_task: int) -> list[Task]:
+def split(
+    experiment: str, config: Config, runs_per_task: int, graph_sha256: str | None = None
+) -> list[Task]:
     """The tasks of one configuration: consecutive blocks of its runs."""
     tasks = []
     for first in range(0, config.runs, runs_per_task):
         block = dataclasses.replace(
             config, first_run=first, runs=min(runs_per_task, config.runs - first)
         )
-        tasks.append(Task(experiment, block))
+        tasks.append(Task(experiment, block, graph_sha256))
     return tasks
+
+
+def _check_graph(task: Task) -> None:
+    """Refuse to compute on a graph file whose contents are not the ones the task is keyed on."""
+    if task.graph_sha256 is not None and graph_digest(task.config.graph) != task.graph_sha256:
+        raise ConfigError(
+            f"graph file {task.config.graph} changed while the sweep ran (or differs on this "
+            "worker); run the sweep again"
+        )
 
 
 def compute_task(task: Task) -> bytes:
     """Simulate a task (one thread) and return its file's bytes: what a remote worker ships back."""
+    _check_graph(task)
     result = simulate(task.config, engine="fast", jobs=1)
+    _check_graph(task)  # the file was read during the simulation: still the one hashed?
     arrays = {
         "grid": result.grid,
         "runs": np.asarray(result.runs, dtype=np.int64),
@@ -90,7 +137,14 @@ def compute_task(task: Task) -> bytes:
         "crash": result.crash,
     }
     meta = json.dumps(
-        {"format": FORMAT, "task": task.name, "config": task.config.to_dict()}, sort_keys=True
+        {
+            "format": FORMAT,
+            "task": task.name,
+            "config": task.config.to_dict(),
+            "graph_sha256": task.graph_sha256,
+            "provenance": provenance.current_provenance(),
+        },
+        sort_keys=True,
     )
     buffer = io.BytesIO()
     np.savez(buffer, meta=np.array(meta), **arrays)
@@ -100,7 +154,10 @@ def compute_task(task: Task) -> bytes:
 def write_task(task: Task, out: Path, content: bytes) -> None:
     """Store a task's bytes atomically (rewriting the same task gives the same file)."""
     path = task.path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"cannot create {path.parent}: {err.strerror or err}") from None
     atomic_write(path, lambda tmp: tmp.write_bytes(content))
 
 
@@ -110,48 +167,84 @@ def run_task(task: Task, out: Path) -> int:
     return task.agent_steps
 
 
-def load_task(task: Task, out: Path) -> dict[str, np.ndarray] | None:
-    """The task's arrays, or None when its file is missing or unusable (then it is recomputed).
+def read_task_file(path: Path) -> tuple[dict, dict[str, np.ndarray]] | None:
+    """(meta, arrays) of a task file, or None when it is unreadable or has no usable meta.
+
+    A path that exists but is not a regular file (a directory, say) is refused with a
+    ConfigError: it cannot be replaced without destroying something.
+    """
+    if not path.exists():
+        return None
+    if not path.is_file():
+        raise ConfigError(f"{path} is not a regular file; move it away so the task can be written")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            data = {key: archive[key] for key in archive.files}
+        meta = json.loads(str(data.pop("meta")))
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError):
+        return None  # json.JSONDecodeError is a ValueError
+    if not isinstance(meta, dict):
+        return None
+    return meta, data
+
+
+def inspect_task(task: Task, out: Path) -> tuple[str, dict[str, np.ndarray] | None]:
+    """(status, arrays): OK with the arrays, or MISSING, UNUSABLE or OTHER_CODE with None.
 
     A file of another format version is refused with a ConfigError rather than misread.
     """
     path = task.path(out)
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            data = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError):
-        return None
-    if "meta" not in data:
-        return None
-    try:
-        meta = json.loads(str(data.pop("meta")))
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(meta, dict):
-        return None
+    read = read_task_file(path)
+    if read is None:
+        return (MISSING if not path.exists() else UNUSABLE), None
+    meta, data = read
     if meta.get("format") != FORMAT:  # refuse before reading anything else: never misread
         raise ConfigError(
             f"{path} was written in result format {meta.get('format')!r}; this mamab reads format {FORMAT}"
         )
+    if meta.get("provenance") != provenance.current_provenance():
+        return OTHER_CODE, None
+    expected = _comparable(task.config.to_dict(), task.graph_sha256)
+    if meta.get("graph_sha256") != task.graph_sha256 or not isinstance(meta.get("config"), dict):
+        return UNUSABLE, None
+    if _comparable(meta["config"], task.graph_sha256) != expected:
+        return UNUSABLE, None
+    if not _arrays_ok(task.config, data):
+        return UNUSABLE, None
+    return OK, data
+
+
+def _comparable(fields: dict, graph_sha256: str | None) -> dict:
+    """A configuration as stored in JSON; a graph file is compared by contents, not path."""
+    fields = json.loads(json.dumps(fields))
+    if graph_sha256 is not None:
+        fields["graph"] = "file"
+    return fields
+
+
+def load_task(task: Task, out: Path) -> dict[str, np.ndarray] | None:
+    """The task's arrays, or None when its file is missing, unusable or from other code."""
+    status, data = inspect_task(task, out)
+    return data if status == OK else None
+
+
+def _arrays_ok(config: Config, data: dict[str, np.ndarray]) -> bool:
+    """Every expected array present, numeric and of the configuration's shape."""
     if any(key not in data for key in ARRAYS):
-        return None
-    expected = json.loads(json.dumps(task.config.to_dict()))
-    if meta.get("config") != expected or not _shapes_ok(task.config, data):
-        return None
-    return data
-
-
-def _shapes_ok(config: Config, data: dict[str, np.ndarray]) -> bool:
+        return False
+    if any(data[key].dtype.kind not in "iuf" for key in ARRAYS):
+        return False
+    if data["grid"].ndim != 1 or data["grid"].size == 0:
+        return False
     r, n, g = config.runs, config.agents, data["grid"].shape[0]
     return (
-        data["grid"].ndim == 1
-        and data["grid"][-1] == config.horizon
+        data["grid"][-1] == config.horizon
         and data["runs"].tolist() == list(config.run_ids)
         and data["regret_mean"].shape == (r, g)
         and data["bits_mean"].shape == (r, g)
         and data["final_regret"].shape == (r, n)
         and data["counters"].shape == (len(COUNTERS), r, n)
         and data["diameter"].shape == (r,)
+        and data["max_degree"].shape == (r,)
+        and data["crash"].shape == (r, n)
     )
