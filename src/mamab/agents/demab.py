@@ -27,7 +27,6 @@ from mamab.demab_schedule import phase_ends, radius, redivide, stage_one_length,
 from mamab.errors import InvalidMessage
 from mamab.schedule import REWARD_BITS, index_bits
 
-
 #: Rounds of the exchange after a phase: report, best, count, send, arms, assign.
 EXCHANGE_ROUNDS = 6
 
