@@ -3,7 +3,8 @@
 The fingerprint is a sha256 over the source of every module that can change a task's numbers
 (agents, engine kernels, problem, topology, schedules, faults, seeding, simulate, result, the task
 writer itself, ...): every ``.py`` file of the package except those that only present or move
-results (the CLI, plots, reports, tables, executors, storage). A new module counts by default.
+results (the CLI, plots, reports, tables, executors, storage) or that a simulation never
+imports (the live network: ``live/``, ``wire.py``). A new module counts by default.
 It is computed once per process (a few hundred kB read once).
 """
 
@@ -18,8 +19,11 @@ import mamab
 
 #: Modules that never change a task's numbers (paths relative to the package directory).
 PRESENTATION = frozenset(
-    {"__main__.py", "cli.py", "plots.py", "storage.py", "testing.py", "theory.py", "versions.py"}
-)
+    {"__main__.py", "cli.py", "options.py", "plots.py", "storage.py", "testing.py", "theory.py",
+     "versions.py", "wire.py"}
+)  # fmt: skip
+#: Packages a simulation never imports: the live network (nodes, transport, wire).
+NOT_SIMULATED = ("live/",)
 #: In experiments/ only the task writer (what a task file holds) counts.
 EXPERIMENTS_COUNTED = frozenset({"experiments/tasks.py"})
 
@@ -30,8 +34,10 @@ def counted_sources(root: Path | None = None) -> list[Path]:
     files = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        if rel in PRESENTATION or (
-            rel.startswith("experiments/") and rel not in EXPERIMENTS_COUNTED
+        if (
+            rel in PRESENTATION
+            or rel.startswith(NOT_SIMULATED)
+            or (rel.startswith("experiments/") and rel not in EXPERIMENTS_COUNTED)
         ):
             continue
         files.append(path)
