@@ -4,7 +4,8 @@ An agent runs a fresh UCB on A = S_n ∪ R in every phase (an epoch, or a sub-ep
 LCC-UCB-GRAPH), then sends its most-played arm; R becomes the set of arms received in that
 communication window (older recommendations are dropped, as in the paper). A recommendation
 delayed in transit that arrives during the phase it was meant for joins that phase's UCB as a
-fresh arm; one that arrives after that phase ended is dropped.
+fresh arm; one that arrives after that phase ended is dropped. A second recommendation from one
+sender for one phase is refused (a relayed origin: a second one from one sender in one exchange).
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ class LccUcbAgent(Agent):
             raise RuntimeError(f"agent {self.agent_id}: the horizon {self.horizon} is over")
         if self.listening:
             self._start_phase()
-        return self.ucb.select()
+        return self._chose(self.ucb.select())
 
     def observe(self, arm: int, reward: float) -> None:
+        arm, reward = self._accept_observation(arm, reward)
         self.ucb.update(arm, reward)
         self.clock += 1
         self.step_in_phase += 1
@@ -67,23 +69,23 @@ class LccUcbAgent(Agent):
         ends = np.cumsum(self.phases)
         self.phase = int(np.searchsorted(ends, done_steps, side="right"))
         self.step_in_phase = done_steps - (int(ends[self.phase - 1]) if self.phase else 0)
-        self.clock = done_steps
+        self._rejoin(done_steps)
         self.recommendations = frozenset()
         self.ucb = UCB(self.initial_arms, self.alpha)
         self.listening = False
         self._received = {}
-        self._outbox = []
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         arm = self._check_arm(message.payload)
         if self._is_stale(message):
+            self._heard.add(self._check_first_copy(message))
             return
         if message.sender in self._received:
             raise InvalidMessage(
                 f"agent {self.agent_id}: second recommendation from {message.sender}"
             )
-        self._received[message.sender] = arm
+        self._received[int(message.sender)] = arm
         if not self.listening:
             self._join(arm)
 
@@ -169,10 +171,16 @@ class RelayAgent(LccUcbAgent):
             ):
                 raise InvalidMessage(f"agent {self.agent_id}: bad origin {origin!r}")
             self._check_arm(arm)
-        if self._is_stale(message):
+        pairs = tuple((int(origin), int(arm)) for origin, arm in pairs)
+        if len({origin for origin, _ in pairs}) < len(pairs):
+            raise InvalidMessage(f"agent {self.agent_id}: an origin twice in one relay message")
+        # a sender forwards each origin once per window: a repeat is a copy
+        keys = [self._check_first_copy(message, f"origin {origin}") for origin, _ in pairs]
+        stale = self._is_stale(message)
+        self._heard.update(keys)
+        if stale:
             return
         for origin, arm in pairs:
-            origin, arm = int(origin), int(arm)
             if origin not in self.known:
                 self.known[origin] = arm
                 if self.listening:
