@@ -264,6 +264,11 @@ def test_observe_refuses_an_arm_not_selected_and_non_finite_rewards(algorithm):
     refused(agent, lambda: agent.observe(arm, 1.0), InvalidObservation)  # once per selection
 
 
+def test_the_demab_server_refuses_observations():
+    agents, _ = first_exchange("demab")
+    refused(agents[N], lambda: agents[N].observe(0, 0.5), InvalidObservation)
+
+
 def test_a_nan_reward_does_not_lock_an_arm_out():
     agents, _ = first_exchange("no-communication")
     agent = agents[0]

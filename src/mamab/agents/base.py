@@ -27,6 +27,8 @@ from typing import Any
 
 from mamab.errors import InvalidMessage, InvalidObservation
 
+_isfinite = math.isfinite  # bound once: the observation check runs every agent-step
+
 
 @dataclass(frozen=True)
 class Message:
@@ -112,10 +114,11 @@ class Agent(ABC):
         """
         if type(arm) is not int or arm != self._selected:
             arm = self._observed_arm(arm)
-        if type(reward) is not float or not math.isfinite(reward):
+        if type(reward) is not float or not _isfinite(reward):
             reward = self._observed_reward(reward)
         self._selected = None
-        self._heard.clear()
+        if self._heard:
+            self._heard.clear()
         return arm, reward
 
     def _observed_arm(self, arm: Any) -> int:

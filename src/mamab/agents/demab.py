@@ -28,7 +28,7 @@ from typing import Any
 
 from mamab.agents.base import Agent, Message
 from mamab.demab_schedule import phase_ends, radius, redivide, stage_one_length, unbalanced
-from mamab.errors import InvalidMessage
+from mamab.errors import InvalidMessage, InvalidObservation
 from mamab.schedule import REWARD_BITS, index_bits
 
 AGENT_KINDS = {"best": 3, "send": 1, "assign": 2}  # what the server sends: (tag, ...) lengths
@@ -179,7 +179,7 @@ class DemabServer(Agent):
         raise RuntimeError("the DEMAB server plays no arm")
 
     def observe(self, arm: int, reward: float) -> None:
-        raise RuntimeError("the DEMAB server plays no arm")
+        raise InvalidObservation("the DEMAB server plays no arm")
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
