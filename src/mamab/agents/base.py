@@ -229,7 +229,7 @@ class Agent(ABC):
         return int(arm)
 
     def _check_reward(self, reward: Any) -> float:
-        if type(reward) is float and math.isfinite(reward):
+        if type(reward) is float and _isfinite(reward):
             return reward
         value = finite_real(reward)
         if value is None:
