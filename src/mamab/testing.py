@@ -45,9 +45,15 @@ def _named(what: Any) -> str:
     return what() if callable(what) else str(what)
 
 
-def sometimes(probe: Callable[..., None], first: int = 150, every: int = 40) -> Callable[..., None]:
-    """A ``deliver`` or ``observe`` hook: ``probe`` the first ``first`` calls and every
-    ``every``-th after, else just deliver or observe.
+def _observe(agent: Agent, arm: int, reward: float) -> None:
+    agent.observe(arm, reward)
+
+
+def sometimes(
+    probe: Callable[..., None], plain: Callable[..., None], first: int = 150, every: int = 40
+) -> Callable[..., None]:
+    """A ``deliver`` or ``observe`` hook: ``probe`` on the first ``first`` calls and every
+    ``every``-th after, ``plain`` on the others.
 
     Keeps the costly probes quick for algorithms that talk every step (most others talk rarely
     enough that every message is probed).
@@ -56,18 +62,9 @@ def sometimes(probe: Callable[..., None], first: int = 150, every: int = 40) -> 
 
     def hook(agent: Agent, *args: Any) -> None:
         n = next(count)
-        if n < first or n % every == 0:
-            probe(agent, *args)
-        elif len(args) == 1:
-            agent.receive(*args)
-        else:
-            agent.observe(*args)
+        (probe if n < first or n % every == 0 else plain)(agent, *args)
 
     return hook
-
-
-def _observe(agent: Agent, arm: int, reward: float) -> None:
-    agent.observe(arm, reward)
 
 
 def as_numpy(value: Any) -> Any:
@@ -99,23 +96,23 @@ def junk_variants(value: Any) -> list[Any]:
     return out
 
 
+def with_junk_field(value: tuple) -> list[tuple]:
+    """``value`` with one of its fields replaced by junk, in every way."""
+    return [(*value[:i], junk, *value[i + 1 :]) for i, field in enumerate(value) for junk in junk_variants(field)]  # fmt: skip
+
+
 def junk_payloads(payload: Any) -> list[Any]:
     """Junk built from a valid payload: wrapped whole, or one field (at depth <= 2) replaced."""
     out: list[Any] = [np.array(["pull"]), np.array([1]), [1], {}, set(), {"arm": 1}, 2**70, b"1"]
     out += [(payload,), _array(payload)]
     if isinstance(payload, tuple):
-        out.append(list(payload))
+        out += [list(payload), *with_junk_field(payload)]
         for i, field in enumerate(payload):
-            out += [(*payload[:i], junk, *payload[i + 1 :]) for junk in junk_variants(field)]
             if isinstance(field, tuple):
-                for inner in junk_payloads_shallow(field):
-                    out.append((*payload[:i], inner, *payload[i + 1 :]))
+                out += [
+                    (*payload[:i], inner, *payload[i + 1 :]) for inner in with_junk_field(field)
+                ]
     return out
-
-
-def junk_payloads_shallow(value: tuple) -> list[tuple]:
-    """``value`` with one of its fields replaced by junk."""
-    return [(*value[:i], junk, *value[i + 1 :]) for i, f in enumerate(value) for junk in junk_variants(f)]  # fmt: skip
 
 
 class AgentConformance:
@@ -131,6 +128,11 @@ class AgentConformance:
     def malformed_payloads(self, message: Message, n_arms: int) -> list[Any]:
         """Payloads the agent must refuse; override for algorithms with structured payloads."""
         return ["junk", None, -1, n_arms, 1.5, True]
+
+    def junk_payloads(self, message: Message) -> list[Any]:
+        """Payloads of the wrong shape or type, built from a valid one; override for an algorithm
+        whose payloads are not numbers, strings, tuples and numpy arrays."""
+        return junk_payloads(message.payload)
 
     def graphs(self) -> list[topo.Topology]:
         return [topo.complete(4), topo.ring(5), topo.star(4), topo.line(3)]
@@ -253,7 +255,7 @@ class AgentConformance:
 
     def _junk_then_receive(self, receiver: Agent, message: Message) -> None:
         """Every junk payload and junk header field is refused; then the real message is taken."""
-        bad = [dataclasses.replace(message, payload=p) for p in junk_payloads(message.payload)]
+        bad = [dataclasses.replace(message, payload=p) for p in self.junk_payloads(message)]
         for name in ("sender", "receiver", "stamp", "bits"):
             value = getattr(message, name)
             bad += [dataclasses.replace(message, **{name: junk})
@@ -317,7 +319,7 @@ class AgentConformance:
             for late in (False, True):
                 clean = self._fresh_drive(graph, seed=4, late=late)
                 probed = self._fresh_drive(
-                    graph, seed=4, late=late, deliver=sometimes(self._junk_then_receive)
+                    graph, seed=4, late=late, deliver=sometimes(self._junk_then_receive, _receive)
                 )
                 assert clean == probed, "probing with junk messages changed the trajectory"
 
@@ -337,7 +339,9 @@ class AgentConformance:
     def test_observe_refuses_what_was_not_selected_or_not_finite(self) -> None:
         for graph in self.graphs()[:2]:
             clean = self._fresh_drive(graph, seed=9)
-            probed = self._fresh_drive(graph, seed=9, observe=sometimes(self._observe_probed))
+            probed = self._fresh_drive(
+                graph, seed=9, observe=sometimes(self._observe_probed, _observe)
+            )
             assert clean == probed, "refused observations changed the trajectory"
 
     def test_observe_without_select_is_refused(self) -> None:
