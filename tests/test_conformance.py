@@ -1,8 +1,15 @@
 """Every online agent passes the reusable conformance mixin."""
 
+import contextlib
 import unittest
 
+import numpy as np
+
 from mamab.agents import AlgorithmParams, make_agents
+from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
+from mamab.agents.lcc import LccUcbAgent
+from mamab.errors import InvalidMessage, InvalidObservation
+from mamab.schedule import initial_block
 from mamab.testing import AgentConformance
 
 
@@ -117,3 +124,99 @@ class TestConformanceCatchesBadAgents(unittest.TestCase):
 
         with self.assertRaises(AssertionError):
             Check().test_refused_messages_change_nothing()
+
+
+def _check_for(cls, **kwargs):
+    """A conformance check of agents of class ``cls`` (one per node, built like the baselines)."""
+
+    class Check(AgentConformance):
+        def make_agents(self, topology, n_arms, horizon):
+            return [cls(i, n_arms, horizon, topology.neighbours[i], **kwargs)
+                    for i in range(topology.n_agents)]  # fmt: skip
+
+    return Check()
+
+
+def _lcc_check_for(cls):
+    class Check(AgentConformance):
+        def make_agents(self, topology, n_arms, horizon):
+            return [
+                cls(i, n_arms, horizon, topology.neighbours[i], initial_block(i, n_arms, topology.n_agents), k_prime=2)
+                for i in range(topology.n_agents)
+            ]  # fmt: skip
+
+    return Check()
+
+
+class TestConformanceCatchesBadReceive(unittest.TestCase):
+    """Each new message check fails for an agent with exactly that defect."""
+
+    def test_agent_taking_a_second_copy_fails(self):
+        class Credulous(FullCommunicationAgent):
+            def _check_first_copy(self, message, kind=None):
+                return (message.sender, message.stamp, len(self._heard))  # never a repeat
+
+        with self.assertRaisesRegex(AssertionError, "accepted message"):
+            _check_for(Credulous).test_duplicates_in_one_exchange_are_refused()
+
+    def test_agent_coercing_arrays_to_arms_fails(self):
+        class Coercing(LccUcbAgent):
+            def _check_arm(self, arm):
+                with contextlib.suppress(TypeError, ValueError, IndexError):
+                    arm = int(np.asarray(arm).ravel()[0])  # takes [3] and array([3]) for 3
+                return super()._check_arm(arm)
+
+        with self.assertRaisesRegex(AssertionError, "accepted message"):
+            _lcc_check_for(Coercing).test_junk_messages_are_refused()
+
+    def test_agent_raising_type_error_on_junk_fails(self):
+        class Hashing(LccUcbAgent):
+            def receive(self, message):
+                {message.payload}  # a TypeError for an unhashable payload  # noqa: B018
+                super().receive(message)
+
+        with self.assertRaisesRegex(AssertionError, "raised TypeError"):
+            _lcc_check_for(Hashing).test_junk_messages_are_refused()
+
+    def test_agent_refusing_numpy_integers_fails(self):
+        class Pedantic(LccUcbAgent):
+            def _check_arm(self, arm):
+                if type(arm) is not int:
+                    raise InvalidMessage("only Python ints")
+                return super()._check_arm(arm)
+
+        with self.assertRaisesRegex(AssertionError, "numpy"):
+            _lcc_check_for(Pedantic).test_numpy_scalars_are_taken()
+
+
+class TestConformanceCatchesBadObserve(unittest.TestCase):
+    def test_agent_trusting_observe_fails(self):
+        class Trusting(NoCommunicationAgent):
+            def _accept_observation(self, arm, reward):
+                return arm, reward
+
+        for check in ("test_observe_refuses_what_was_not_selected_or_not_finite",
+                      "test_observe_without_select_is_refused"):  # fmt: skip
+            with self.assertRaises(AssertionError):
+                getattr(_check_for(Trusting), check)()
+
+    def test_agent_validating_after_a_change_fails(self):
+        class Late(NoCommunicationAgent):  # counts the sample before checking it
+            def observe(self, arm, reward):
+                self.ucb.samples += 1
+                arm, reward = self._accept_observation(arm, reward)
+                self.ucb.samples -= 1
+                self._learn_own(arm, reward)
+
+        with self.assertRaisesRegex(AssertionError, "changed the agent's state"):
+            _check_for(Late).test_observe_refuses_what_was_not_selected_or_not_finite()
+
+    def test_agent_taking_any_arm_in_range_fails(self):
+        class InRange(NoCommunicationAgent):
+            def _observed_arm(self, arm):
+                if not 0 <= arm < self.n_arms:
+                    raise InvalidObservation("out of range")
+                return int(arm)
+
+        with self.assertRaisesRegex(AssertionError, "accepted arm"):
+            _check_for(InRange).test_observe_refuses_what_was_not_selected_or_not_finite()

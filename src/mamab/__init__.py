@@ -2,7 +2,7 @@
 
 from mamab.agents import ALGORITHMS, Agent, AlgorithmParams, Message, make_agents
 from mamab.config import Config
-from mamab.errors import ConfigError, InvalidMessage
+from mamab.errors import ConfigError, InvalidMessage, InvalidObservation
 from mamab.result import Result
 from mamab.simulate import simulate
 
@@ -15,6 +15,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "InvalidMessage",
+    "InvalidObservation",
     "Message",
     "Result",
     "__version__",

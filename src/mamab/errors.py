@@ -7,3 +7,8 @@ class ConfigError(ValueError):
 
 class InvalidMessage(ValueError):
     """An agent refused a message; its state is unchanged."""
+
+
+class InvalidObservation(ValueError):
+    """An agent refused ``observe(arm, reward)``: not the arm it selected, or not a finite reward;
+    its state is unchanged."""

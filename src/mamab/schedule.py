@@ -8,6 +8,7 @@ LCC-UCB-GRAPH. The last phase is cut at the horizon.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 
 import numpy as np
 
@@ -66,3 +67,9 @@ def agent_bits(n_agents: int) -> int:
 
 
 REWARD_BITS = 64
+
+
+def is_listed(steps: tuple[int, ...], step: int) -> bool:
+    """Whether ``step`` is one of the increasing ``steps`` (a phase end, say)."""
+    i = bisect_left(steps, step)
+    return i < len(steps) and steps[i] == step

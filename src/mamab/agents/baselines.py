@@ -23,17 +23,20 @@ class NoCommunicationAgent(Agent):
         self.ucb = UCB(range(n_arms), alpha)
 
     def select_arm(self) -> int:
-        return self.ucb.select()
+        return self._chose(self.ucb.select())
 
     def rounds_after(self, step: int) -> int:
         return 0
 
     def reset(self, done_steps: int) -> None:
         self.ucb = UCB(range(self.n_arms), self.ucb.alpha)
-        self.clock = done_steps
-        self._outbox = []
+        self._rejoin(done_steps)
 
     def observe(self, arm: int, reward: float) -> None:
+        self._learn_own(*self._accept_observation(arm, reward))
+
+    def _learn_own(self, arm: int, reward: float) -> None:
+        """This step's own sample, checked."""
         self.ucb.update(arm, reward)
         self.clock += 1
 
@@ -43,21 +46,20 @@ class FullCommunicationAgent(NoCommunicationAgent):
 
     The UCB log term counts every sample seen (own and neighbours'). Own sample first, then the
     neighbours' in the order they arrive (the reference host delivers by increasing sender id).
-    A sample delayed in transit is learned from when it arrives: a sample is a sample.
+    A sample delayed in transit is learned from when it arrives: a sample is a sample. A second
+    sample with one (sender, stamp) in one exchange is refused.
     """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._bits = index_bits(self.n_arms) + REWARD_BITS
-        self._heard: set[tuple[int, int]] = set()  # (sender, stamp) of this exchange
 
     def rounds_after(self, step: int) -> int:
         return 1
 
-    def observe(self, arm: int, reward: float) -> None:
-        super().observe(arm, reward)
+    def _learn_own(self, arm: int, reward: float) -> None:
+        super()._learn_own(arm, reward)
         self._outbox = [self._message(v, (arm, reward), self._bits) for v in self.neighbours]
-        self._heard = set()
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
@@ -68,10 +70,5 @@ class FullCommunicationAgent(NoCommunicationAgent):
             )
         arm = self._check_arm(payload[0])
         reward = self._check_reward(payload[1])
-        if (message.sender, message.stamp) in self._heard:
-            raise InvalidMessage(
-                f"agent {self.agent_id}: second sample from {message.sender} "
-                f"stamped {message.stamp}"
-            )
-        self._heard.add((message.sender, message.stamp))
+        self._heard.add(self._check_first_copy(message))
         self.ucb.update(arm, reward)

@@ -42,17 +42,16 @@ class CoopUcbAgent(Agent):
 
     def reset(self, done_steps: int) -> None:
         self.counts, self.sums = np.zeros(self.n_arms), np.zeros(self.n_arms)
-        self.clock = done_steps
+        self._rejoin(done_steps)
         self._own = None
         self._inbox = {}
-        self._outbox = []
 
     def select_arm(self) -> int:
         if self._own is not None:
             self._consensus()
         for arm in range(self.n_arms):
             if self.counts[arm] == 0.0:
-                return arm
+                return self._chose(arm)
         log_t = math.log(self.clock + 1)
         extra = math.sqrt(log_t)
         best, best_index = 0, -math.inf
@@ -63,9 +62,10 @@ class CoopUcbAgent(Agent):
             )
             if index > best_index:
                 best, best_index = arm, index
-        return best
+        return self._chose(best)
 
     def observe(self, arm: int, reward: float) -> None:
+        arm, reward = self._accept_observation(arm, reward)
         own_counts, own_sums = self.counts.copy(), self.sums.copy()
         own_counts[arm] += 1.0
         own_sums[arm] += reward
@@ -88,11 +88,13 @@ class CoopUcbAgent(Agent):
                 )
         if np.any(counts < 0):
             raise InvalidMessage(f"agent {self.agent_id}: negative pull estimates")
+        key = self._check_first_copy(message)
         held = self._inbox.get(message.sender)
         if self._own is None or (held is not None and held[0] == message.stamp):
             raise InvalidMessage(
                 f"agent {self.agent_id}: unexpected estimates from {message.sender}"
             )
+        self._heard.add(key)
         if held is None or held[0] < message.stamp:
             self._inbox[message.sender] = (message.stamp, counts, sums)
 

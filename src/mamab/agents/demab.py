@@ -12,7 +12,9 @@ the phase the protocol runs these communication rounds through the server (node 
 6. server → every agent: ASSIGN(new list), the remaining arms dealt round-robin.
 
 A message delayed in transit has missed its round and is dropped on arrival, by agents and server
-alike (the server keeps its clock with ``tick()``).
+alike (the server keeps its clock with ``tick()``). A second message of one kind from one sender
+in one exchange, a list of arms with a repeated arm, and a list the server did not ask for are
+refused.
 
 Every choice where the original paper is not followed to the letter is listed in
 docs/algorithms/demab.md.
@@ -21,14 +23,18 @@ docs/algorithms/demab.md.
 from __future__ import annotations
 
 import math
+import numbers
+from typing import Any
 
 from mamab.agents.base import Agent, Message
 from mamab.demab_schedule import phase_ends, radius, redivide, stage_one_length, unbalanced
-from mamab.errors import InvalidMessage
-from mamab.schedule import REWARD_BITS, index_bits
+from mamab.errors import InvalidMessage, InvalidObservation
+from mamab.schedule import REWARD_BITS, index_bits, is_listed
 
 #: Rounds of the exchange after a phase: report, best, count, send, arms, assign.
 EXCHANGE_ROUNDS = 6
+AGENT_KINDS = {"best": 3, "send": 1, "assign": 2}  # what the server sends: (tag, ...) lengths
+SERVER_KINDS = {"report": 3, "count": 2, "arms": 2}  # what the agents send
 
 
 def count_bits(n_arms: int) -> int:
@@ -46,8 +52,7 @@ class DemabAgent(Agent):
         self.alpha = alpha
         self.active = sorted(arms)
         self.initial_arms = tuple(self.active)
-        self.ends = phase_ends(horizon, n_agents, n_arms).tolist()
-        self._ends = frozenset(self.ends)
+        self.ends = tuple(phase_ends(horizon, n_agents, n_arms).tolist())
         self.stage_one = stage_one_length(horizon, n_agents, n_arms)
         self.pointer = 0
         self.counts = dict.fromkeys(self.active, 0)
@@ -57,15 +62,14 @@ class DemabAgent(Agent):
         self._bits = index_bits(n_arms)
 
     def rounds_after(self, step: int) -> int:
-        return EXCHANGE_ROUNDS if step in self._ends else 0
+        return EXCHANGE_ROUNDS if is_listed(self.ends, step) else 0
 
     def reset(self, done_steps: int) -> None:
         """Back with its initial arms, fresh samples and no announcement, at the global time."""
         self.active = list(self.initial_arms)
-        self.clock = done_steps
+        self._rejoin(done_steps)
         self.announced = None
         self.listening = False
-        self._outbox = []
         self._start_phase()
 
     def select_arm(self) -> int:
@@ -74,10 +78,11 @@ class DemabAgent(Agent):
         if not self.active:
             if self.announced is None:
                 raise RuntimeError(f"agent {self.agent_id} has no arm and no announced best arm")
-            return self.announced
-        return self.active[self.pointer]
+            return self._chose(self.announced)
+        return self._chose(self.active[self.pointer])
 
     def observe(self, arm: int, reward: float) -> None:
+        arm, reward = self._accept_observation(arm, reward)
         self.clock += 1
         if self.active:
             self.counts[arm] += 1
@@ -87,7 +92,7 @@ class DemabAgent(Agent):
                 self.pointer = 0
                 if self.clock <= self.stage_one:
                     self._eliminate(max(self._lcb(a) for a in self.active))
-        if self.clock in self.ends:
+        if is_listed(self.ends, self.clock):
             self.listening = True
             if self.active:
                 best = max(self.active, key=lambda a: (self._lcb(a), -a))
@@ -97,21 +102,20 @@ class DemabAgent(Agent):
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         payload = message.payload
-        if not isinstance(payload, tuple) or not payload:
-            raise InvalidMessage(f"agent {self.agent_id}: malformed DEMAB payload {payload!r}")
-        kind = payload[0]
-        if kind == "best" and len(payload) == 3:
-            content = (self._check_arm(payload[1]), self._check_reward(payload[2]))
-        elif kind == "send" and len(payload) == 1:
-            content = ()
-        elif kind == "assign" and len(payload) == 2 and isinstance(payload[1], tuple):
-            content = tuple(self._check_arm(a) for a in payload[1])
+        kind = self._payload_kind(payload, AGENT_KINDS)
+        if kind == "best":
+            content: Any = (self._check_arm(payload[1]), self._check_reward(payload[2]))
+        elif kind == "assign":
+            content = check_arms(self, payload[1])
         else:
-            raise InvalidMessage(f"agent {self.agent_id}: unexpected DEMAB message {payload!r}")
+            content = ()
+        key = self._check_first_copy(message, kind)
         if self._is_late(message):
+            self._heard.add(key)
             return  # its round is over
         if not self.listening:
             raise InvalidMessage(f"agent {self.agent_id}: message outside a communication window")
+        self._heard.add(key)
         if kind == "best":
             self.announced, bound = content
             self._eliminate(bound)
@@ -151,6 +155,16 @@ class DemabAgent(Agent):
         self.sums = dict.fromkeys(self.active, 0.0)
 
 
+def check_arms(node: Agent, arms: Any) -> tuple[int, ...]:
+    """A tuple of distinct arms in 0..K-1, else :class:`InvalidMessage`."""
+    if not isinstance(arms, tuple):
+        raise InvalidMessage(f"agent {node.agent_id}: arms {arms!r} are not a tuple")
+    checked = tuple(node._check_arm(a) for a in arms)
+    if len(set(checked)) < len(checked):
+        raise InvalidMessage(f"agent {node.agent_id}: an arm twice in {checked}")
+    return checked
+
+
 class DemabServer(Agent):
     """The central node: picks the best report, announces it, re-divides unbalanced splits."""
 
@@ -165,41 +179,45 @@ class DemabServer(Agent):
         self.announced: list[int] = []  # every arm the server ever named best
         self._waiting: list[int] = []
         self._bits = index_bits(n_arms)
-        self._ends = frozenset(phase_ends(horizon, n_agents, n_arms).tolist())
+        self.ends = tuple(phase_ends(horizon, n_agents, n_arms).tolist())
 
     def rounds_after(self, step: int) -> int:
-        return EXCHANGE_ROUNDS if step in self._ends else 0
+        return EXCHANGE_ROUNDS if is_listed(self.ends, step) else 0
 
     def select_arm(self) -> int:
         raise RuntimeError("the DEMAB server plays no arm")
 
     def observe(self, arm: int, reward: float) -> None:
-        raise RuntimeError("the DEMAB server plays no arm")
+        raise InvalidObservation("the DEMAB server plays no arm")
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         payload = message.payload
-        if not isinstance(payload, tuple) or not payload:
-            raise InvalidMessage(f"server: malformed DEMAB payload {payload!r}")
-        kind = payload[0]
-        if kind == "report" and len(payload) == 3:
-            inbox, content = (
-                self._reports,
-                (self._check_arm(payload[1]), self._check_reward(payload[2])),
-            )
-        elif (
-            kind == "count"
-            and len(payload) == 2
-            and isinstance(payload[1], int)
-            and 0 <= payload[1] <= self.n_arms
-        ):
-            inbox, content = self._counts, payload[1]
-        elif kind == "arms" and len(payload) == 2 and isinstance(payload[1], tuple):
-            inbox, content = self._lists, tuple(self._check_arm(a) for a in payload[1])
+        kind = self._payload_kind(payload, SERVER_KINDS)
+        inbox: dict[int, Any]
+        if kind == "report":
+            inbox = self._reports
+            content: Any = (self._check_arm(payload[1]), self._check_reward(payload[2]))
+        elif kind == "count":
+            inbox, content = self._counts, self._check_count(payload[1])
         else:
-            raise InvalidMessage(f"server: unexpected DEMAB message {payload!r}")
-        if not self._is_late(message):  # a late one has missed its round
-            inbox[message.sender] = content
+            inbox, content = self._lists, check_arms(self, payload[1])
+        key = self._check_first_copy(message, kind)
+        if self._is_late(message):
+            self._heard.add(key)
+            return  # it has missed its round
+        if kind == "arms" and message.sender not in self._waiting:
+            raise InvalidMessage(f"server: a list of arms from {message.sender}, not asked for")
+        self._heard.add(key)
+        inbox[int(message.sender)] = content
+
+    def _check_count(self, count: Any) -> int:
+        """A number of arms in 0..K."""
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral):
+            raise InvalidMessage(f"server: count {count!r} is not an integer")
+        if not 0 <= count <= self.n_arms:
+            raise InvalidMessage(f"server: count {count} outside 0..{self.n_arms}")
+        return int(count)
 
     def outgoing(self) -> list[Message]:
         """Act on what arrived in the last round; under message loss, act on what did arrive."""
@@ -215,14 +233,14 @@ class DemabServer(Agent):
         elif self._counts:
             complete = len(self._counts) == self.n_agents  # re-divide only knowing every set's size
             sizes = [self._counts.get(n, 0) for n in range(self.n_agents)]
-            self._counts = {}
+            self._counts, self._waiting = {}, []
             if complete and unbalanced(sizes):
                 self._waiting = [n for n in range(self.n_agents) if sizes[n] > 0]
                 out = [self._message(n, ("send",), 1) for n in self._waiting]
         elif self._lists:
             complete = len(self._lists) == len(self._waiting)  # a lost list would lose its arms
             arms = [a for n in sorted(self._lists) for a in self._lists[n]]
-            self._lists = {}
+            self._lists, self._waiting = {}, []
             if complete:
                 new = redivide(arms, self.n_agents)
                 out = [self._message(n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))

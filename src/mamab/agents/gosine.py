@@ -4,7 +4,8 @@ An agent plays UCB (alpha = 4, global t, statistics of every arm kept for the wh
 its sticky arms S_n plus two non-sticky slots. Phase j ends at t = ceil(j^3); then it asks one
 uniformly random neighbour for the arm that neighbour played most in the phase, and if that arm
 is new to it, the arm replaces its less-played non-sticky arm of the phase. A request or reply
-delayed in transit has missed its phase's exchange and is dropped on arrival.
+delayed in transit has missed its phase's exchange and is dropped on arrival. A reply from a
+neighbour it did not ask, or a second request or reply from one sender, is refused.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from mamab.agents.base import Agent, Message
 from mamab.agents.ucb import UCB
 from mamab.errors import InvalidMessage
 from mamab.gosine_schedule import partner, phase_ends
-from mamab.schedule import index_bits
+from mamab.schedule import index_bits, is_listed
 
 REQUEST_BITS = 1
+KINDS = {"pull": 1, "arm": 2}  # the payloads: ("pull",), a request; ("arm", a), a reply
 
 
 class GosineAgent(Agent):
@@ -27,12 +29,12 @@ class GosineAgent(Agent):
         self.initial_non_sticky = tuple(non_sticky)
         self.non_sticky = list(non_sticky)
         self.ucb = UCB(range(n_arms), alpha)
-        self.ends = phase_ends(horizon, exponent).tolist()
-        self._ends = frozenset(self.ends)
+        self.ends = tuple(phase_ends(horizon, exponent).tolist())
         self.draws = [float(u) for u in draws]  # one uniform per phase, from the run's stream
         self.phase = 0
         self.played: dict[int, int] = {}
         self.listening = False
+        self._asked: int | None = None  # the neighbour asked at the last phase end
         self._requests: list[int] = []
 
     def reset(self, done_steps: int) -> None:
@@ -40,16 +42,16 @@ class GosineAgent(Agent):
         self.ucb = UCB(range(self.n_arms), self.ucb.alpha)
         self.ucb.samples = done_steps
         self.non_sticky = list(self.initial_non_sticky)
-        self.clock = done_steps
+        self._rejoin(done_steps)
         self.phase = sum(1 for end in self.ends if end <= done_steps)
         self.played = {}
         self.listening = False
+        self._asked = None
         self._requests = []
-        self._outbox = []
 
     def rounds_after(self, step: int) -> int:
         """Two rounds after each phase: the pull request, then the reply."""
-        return 2 if step in self._ends else 0
+        return 2 if is_listed(self.ends, step) else 0
 
     @property
     def active(self) -> tuple[int, ...]:
@@ -59,17 +61,20 @@ class GosineAgent(Agent):
         if self.listening:
             self.listening = False
             self.played = {}
-        return self.ucb.select(self.active)
+        return self._chose(self.ucb.select(self.active))
 
     def observe(self, arm: int, reward: float) -> None:
+        arm, reward = self._accept_observation(arm, reward)
         self.ucb.update(arm, reward)
         self.played[arm] = self.played.get(arm, 0) + 1
         self.clock += 1
         if self.phase < len(self.ends) and self.clock == self.ends[self.phase]:
             self.listening = True
+            self._asked = None
             if self.neighbours:
                 asked = self.neighbours[partner(self.draws[self.phase], len(self.neighbours))]
                 self._outbox = [self._message(asked, ("pull",), REQUEST_BITS)]
+                self._asked = asked
             self.phase += 1
 
     def most_played(self) -> int:
@@ -88,17 +93,21 @@ class GosineAgent(Agent):
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
-        payload = message.payload
-        if isinstance(payload, tuple) and len(payload) == 2 and payload[0] == "arm":
-            arm = self._check_arm(payload[1])
-        elif payload != ("pull",):
-            raise InvalidMessage(f"agent {self.agent_id}: unexpected GosInE message {payload!r}")
+        kind = self._payload_kind(message.payload, KINDS)
+        arm = self._check_arm(message.payload[1]) if kind == "arm" else None
+        key = self._check_first_copy(message, kind)
         if self._is_late(message):
+            self._heard.add(key)
             return  # its phase's exchange is over
         if not self.listening:
             raise InvalidMessage(f"agent {self.agent_id}: message outside a communication window")
-        if payload == ("pull",):
-            self._requests.append(message.sender)
+        if kind == "arm" and message.sender != self._asked:
+            raise InvalidMessage(
+                f"agent {self.agent_id}: reply from {message.sender}, which it did not ask"
+            )
+        self._heard.add(key)
+        if kind == "pull":
+            self._requests.append(int(message.sender))
         else:
             self._insert(arm)
 

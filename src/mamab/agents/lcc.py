@@ -4,7 +4,8 @@ An agent runs a fresh UCB on A = S_n ∪ R in every phase (an epoch, or a sub-ep
 LCC-UCB-GRAPH), then sends its most-played arm; R becomes the set of arms received in that
 communication window (older recommendations are dropped, as in the paper). A recommendation
 delayed in transit that arrives during the phase it was meant for joins that phase's UCB as a
-fresh arm; one that arrives after that phase ended is dropped.
+fresh arm; one that arrives after that phase ended is dropped. A second recommendation from one
+sender for one phase is refused (a relayed origin: a second one from one sender in one exchange).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from mamab.agents.base import Agent, Message
 from mamab.agents.ucb import UCB
 from mamab.errors import InvalidMessage
-from mamab.schedule import agent_bits, base_length, index_bits, phase_lengths
+from mamab.schedule import agent_bits, base_length, index_bits, is_listed, phase_lengths
 
 
 class LccUcbAgent(Agent):
@@ -41,7 +42,7 @@ class LccUcbAgent(Agent):
         self.initial_arms = tuple(initial_arms)
         self.alpha = alpha
         self.phases = phase_lengths(horizon, base_length(k_prime), sub_epochs)
-        self._phase_ends = frozenset(np.cumsum(self.phases).tolist())
+        self._phase_ends = tuple(np.cumsum(self.phases).tolist())
         self.phase = 0
         self.step_in_phase = 0
         self.recommendations: frozenset[int] = frozenset()
@@ -54,9 +55,10 @@ class LccUcbAgent(Agent):
             raise RuntimeError(f"agent {self.agent_id}: the horizon {self.horizon} is over")
         if self.listening:
             self._start_phase()
-        return self.ucb.select()
+        return self._chose(self.ucb.select())
 
     def observe(self, arm: int, reward: float) -> None:
+        arm, reward = self._accept_observation(arm, reward)
         self.ucb.update(arm, reward)
         self.clock += 1
         self.step_in_phase += 1
@@ -65,30 +67,30 @@ class LccUcbAgent(Agent):
 
     def rounds_after(self, step: int) -> int:
         """One round (the recommendations) after each phase."""
-        return 1 if step in self._phase_ends else 0
+        return 1 if is_listed(self._phase_ends, step) else 0
 
     def reset(self, done_steps: int) -> None:
         """A fresh UCB on S_n alone, for the rest of the phase the others are in."""
         ends = np.cumsum(self.phases)
         self.phase = int(np.searchsorted(ends, done_steps, side="right"))
         self.step_in_phase = done_steps - (int(ends[self.phase - 1]) if self.phase else 0)
-        self.clock = done_steps
+        self._rejoin(done_steps)
         self.recommendations = frozenset()
         self.ucb = UCB(self.initial_arms, self.alpha)
         self.listening = False
         self._received = {}
-        self._outbox = []
 
     def receive(self, message: Message) -> None:
         self._check_envelope(message)
         arm = self._check_arm(message.payload)
         if self._is_stale(message):
+            self._heard.add(self._check_first_copy(message))
             return
         if message.sender in self._received:
             raise InvalidMessage(
                 f"agent {self.agent_id}: second recommendation from {message.sender}"
             )
-        self._received[message.sender] = arm
+        self._received[int(message.sender)] = arm
         if not self.listening:
             self._join(arm)
 
@@ -146,7 +148,7 @@ class RelayAgent(LccUcbAgent):
 
     def rounds_after(self, step: int) -> int:
         """The flood: ``relay_rounds`` (= D) rounds after each epoch."""
-        return self.relay_rounds if step in self._phase_ends else 0
+        return self.relay_rounds if is_listed(self._phase_ends, step) else 0
 
     def outgoing(self) -> list[Message]:
         if not self.listening or self._round >= self.relay_rounds:
@@ -178,10 +180,16 @@ class RelayAgent(LccUcbAgent):
             ):
                 raise InvalidMessage(f"agent {self.agent_id}: bad origin {origin!r}")
             self._check_arm(arm)
-        if self._is_stale(message):
+        pairs = tuple((int(origin), int(arm)) for origin, arm in pairs)
+        if len({origin for origin, _ in pairs}) < len(pairs):
+            raise InvalidMessage(f"agent {self.agent_id}: an origin twice in one relay message")
+        # a sender forwards each origin once per window: a repeat is a copy
+        keys = [self._check_first_copy(message, f"origin {origin}") for origin, _ in pairs]
+        stale = self._is_stale(message)
+        self._heard.update(keys)
+        if stale:
             return
         for origin, arm in pairs:
-            origin, arm = int(origin), int(arm)
             if origin not in self.known:
                 self.known[origin] = arm
                 if self.listening:
