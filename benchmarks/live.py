@@ -12,8 +12,10 @@ every run equals `mamab run` on the same seed. Prints Markdown for benchmarks/RE
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -43,7 +45,8 @@ def measure(config: Config) -> dict:
 
     return {
         "seconds": seconds,
-        "ms_per_step": 1e3 * seconds / config.horizon,
+        "node_seconds": mean("seconds"),
+        "ms_per_step": 1e3 * mean("seconds") / config.horizon,
         "waits": mean("waits"),
         "messages": mean("messages_sent"),
         "bits": mean("bits_sent"),
@@ -54,14 +57,24 @@ def measure(config: Config) -> dict:
     }
 
 
+def cpu() -> str:
+    for line in (
+        Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
+    ):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     sizes = (8,) if args.quick else (8, 32)
     print("# mamab live benchmark (sync, loopback, one process per agent)\n")
-    print(f"mamab {mamab.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-          f"{platform.processor() or 'unknown CPU'}; K = 100, seed 0, run 0\n")  # fmt: skip
+    print(f"mamab {mamab.__version__}, Python {platform.python_version()}, {cpu()}, "
+          f"{os.cpu_count()} cores; K = 100, seed 0, run 0. node s: a node's own loop (mean over "
+          "agents), without process start-up; ms/step = node s / T.\n")  # fmt: skip
     print(
         "| algorithm | N | graph | T | wall s | ms/step | sync waits/agent | messages/agent "
         "| counted bits/agent | frame bytes/agent | wire bytes/agent | regret/agent | = mamab run |"
@@ -73,7 +86,7 @@ def main() -> None:
             config = Config(algorithm, n, 100, horizon, graph=graph)
             m = measure(config)
             print(f"| {algorithm} | {n} | {graph} | {horizon} | {m['seconds']:.1f} | "
-                  f"{m['ms_per_step']:.3f} | {m['waits']:.0f} | {m['messages']:.0f} | "
+                  f"{m['node_seconds']:.2f} | {m['ms_per_step']:.3f} | {m['waits']:.0f} | {m['messages']:.0f} | "
                   f"{m['bits']:.0f} | {m['frame_bytes']:.0f} | {m['wire_bytes']:.0f} | "
                   f"{m['regret']:.1f} | {'yes' if m['exact'] else 'NO'} |", flush=True)  # fmt: skip
 
