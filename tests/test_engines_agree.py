@@ -26,7 +26,12 @@ def configs(draw, algorithm: str) -> Config:
         sigma=draw(st.sampled_from([0.1, 1.0, 3.0])) if reward == "gaussian" else 1.0,
         graph=draw(st.sampled_from(GRAPH_KINDS)),
         edge_prob=draw(st.sampled_from([None, 0.4, 1.0])),
-        params=AlgorithmParams(alpha=draw(st.sampled_from([0.5, 2.0, 4.0]))),
+        params=AlgorithmParams(
+            alpha=draw(st.sampled_from([0.5, 2.0, 4.0])),
+            demab_radius=draw(st.sampled_from([None, 0.5, 8.0, 32.0])),
+            demab_best_arm=draw(st.sampled_from(["shared", "own"])),
+            relay_k_prime=draw(st.sampled_from(["agents", "degree"])),
+        ),
         grid_points=draw(st.integers(1, 50)),
         loss=draw(st.sampled_from([0.0, 0.0, 0.25, 0.7, 1.0])),
         delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])),

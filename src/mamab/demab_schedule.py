@@ -38,9 +38,9 @@ def initial_split(permutation: np.ndarray, n_agents: int) -> list[list[int]]:
     return [sorted(int(a) for a in permutation[n::n_agents]) for n in range(n_agents)]
 
 
-def radius(alpha: float, horizon: int, count: int) -> float:
-    """Confidence radius sqrt(alpha·log T / n)."""
-    return math.sqrt(alpha * math.log(horizon) / count)
+def radius(constant: float, horizon: int, count: int) -> float:
+    """Confidence radius sqrt(c·log T / n) (c: ``demab_radius``, default 2)."""
+    return math.sqrt(constant * math.log(horizon) / count)
 
 
 def unbalanced(sizes: list[int]) -> bool:

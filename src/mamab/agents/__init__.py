@@ -25,6 +25,7 @@ __all__ = [
     "ALGORITHMS",
     "UCB",
     "Agent",
+    "ALPHA_DEFAULTS",
     "AlgorithmParams",
     "CoopUcbAgent",
     "FullCommunicationAgent",
@@ -35,6 +36,7 @@ __all__ = [
     "RelayAgent",
     "alpha_of",
     "check_algorithm",
+    "demab_radius_of",
     "lcc_shape",
     "make_agents",
     "network",
@@ -55,19 +57,46 @@ CENTRAL_SERVER = frozenset({"demab"})  # talk through a server node N, not over 
 NEEDS_CONNECTED = frozenset({"lcc-ucb-graph", "lcc-ucb-relay"})
 
 
+#: Each algorithm's exploration constant when none is given: the UCB index's alpha in
+#: mean + sqrt(alpha·log t / n) (the paper's Alg. 2: 2; GosInE's paper: 4; coop-UCB2's 2γ with
+#: γ = 1), and for DEMAB the constant c of its elimination radius sqrt(c·log T / n).
+ALPHA_DEFAULTS: dict[str, float] = {
+    "lcc-ucb": 2.0,
+    "lcc-ucb-graph": 2.0,
+    "lcc-ucb-relay": 2.0,
+    "no-communication": 2.0,
+    "full-communication": 2.0,
+    "demab": 2.0,
+    "gosine": 4.0,
+    "coop-ucb2": 2.0,
+}
+#: DEMAB's rule for an agent with no arm left: play the server's announced best arm ("shared",
+#: the reconstruction's reading) or the arm it last reported itself ("own": the LCC paper's
+#: "the agents do not share the knowledge of the best arm").
+DEMAB_BEST_ARM = ("shared", "own")
+#: Relay's K' = ceil(K/N) + X: X = N - 1 ("agents": every agent hears all others, as on the
+#: complete graph) or X = K_G ("degree": the graph's maximum degree, as LCC-UCB-GRAPH).
+RELAY_K_PRIME = ("agents", "degree")
+
+
 @dataclass(frozen=True)
 class AlgorithmParams:
     """Tunable constants; ``None`` means the paper's value, derived from the graph."""
 
-    alpha: float | None = None  # UCB exploration constant: 2, or 4 for gosine (its paper's value)
+    alpha: float | None = None  # UCB exploration constant; default ALPHA_DEFAULTS (not DEMAB's)
     k_prime: int | None = None
     sub_epochs: int | None = None
     gossip_exponent: float = 3.0  # gosine: phase j ends at t = ceil(j^exponent)
     consensus_kappa: float = 1.0  # coop-ucb2: P = I - (kappa / max degree) L
+    demab_radius: float | None = None  # DEMAB: c in the radius sqrt(c·log T / n); default 2
+    demab_best_arm: str = "shared"  # DEMAB: what an agent with no arm left plays (DEMAB_BEST_ARM)
+    relay_k_prime: str = "agents"  # lcc-ucb-relay: K' = ceil(K/N) + N-1 or + K_G (RELAY_K_PRIME)
 
     def __post_init__(self) -> None:
-        if self.alpha is not None and not self.alpha > 0:
-            raise ConfigError(f"alpha must be positive, got {self.alpha}")
+        for name in ("alpha", "demab_radius"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be positive, got {value}")
         if not self.gossip_exponent > 1:
             raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
         if not 0 < self.consensus_kappa <= 1:
@@ -78,13 +107,30 @@ class AlgorithmParams:
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
             ):
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        for name, choices in (("demab_best_arm", DEMAB_BEST_ARM), ("relay_k_prime", RELAY_K_PRIME)):
+            if getattr(self, name) not in choices:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                )
 
 
 def alpha_of(algorithm: str, params: AlgorithmParams) -> float:
-    """The exploration constant in force: the given one, else the algorithm's paper value."""
+    """The exploration constant in force: the given alpha, else the algorithm's default.
+
+    DEMAB has no UCB index: its constant is its elimination radius's (:func:`demab_radius_of`).
+    """
+    if algorithm == "demab":
+        return demab_radius_of(params)
     if params.alpha is not None:
         return float(params.alpha)
-    return 4.0 if algorithm == "gosine" else 2.0
+    return ALPHA_DEFAULTS[algorithm]
+
+
+def demab_radius_of(params: AlgorithmParams) -> float:
+    """DEMAB's c in sqrt(c·log T / n): ``demab_radius``, else its default (``alpha`` is not used)."""
+    if params.demab_radius is not None:
+        return float(params.demab_radius)
+    return ALPHA_DEFAULTS["demab"]
 
 
 def check_algorithm(algorithm: str, n_agents: int, n_arms: int) -> None:
@@ -102,13 +148,16 @@ def lcc_shape(
 ) -> tuple[int, int]:
     """(K', phases per epoch) of an LCC-family algorithm on ``topology``, paper defaults unless set.
 
-    LCC-UCB and LCC-UCB-GRAPH use K' = ceil(K/N) + K_G (Thm 1, Cor. 1, Thm 3); relaying hears all
-    N-1 others, so K' = ceil(K/N) + N - 1. LCC-UCB-GRAPH has D = max(1, diameter) sub-epochs.
+    LCC-UCB and LCC-UCB-GRAPH use K' = ceil(K/N) + K_G (Thm 1, Cor. 1, Thm 3). Relaying hears all
+    N-1 others: K' = ceil(K/N) + N - 1 by default, or ceil(K/N) + K_G with
+    ``relay_k_prime="degree"`` (the paper does not say). LCC-UCB-GRAPH has D = max(1, diameter)
+    sub-epochs.
     """
     n = topology.n_agents
     if algorithm in NEEDS_CONNECTED and not topology.is_connected:
         raise ConfigError(f"{algorithm} needs a connected graph; the {topology.name} graph is not")
-    degree = n - 1 if algorithm == "lcc-ucb-relay" else topology.max_degree
+    relay_hears_all = algorithm == "lcc-ucb-relay" and params.relay_k_prime == "agents"
+    degree = n - 1 if relay_hears_all else topology.max_degree
     kp = params.k_prime or k_prime(n_arms, n, degree)
     sub = 1
     if algorithm == "lcc-ucb-graph":
@@ -154,7 +203,8 @@ def make_agents(
     if algorithm == "demab":
         split = initial_split(draw_permutation(rng or np.random.default_rng(0), n_arms), n)
         players: list[Agent] = [
-            DemabAgent(i, n_arms, horizon, n, split[i], n, alpha) for i in range(n)
+            DemabAgent(i, n_arms, horizon, n, split[i], n, alpha, params.demab_best_arm)
+            for i in range(n)
         ]
         return [*players, DemabServer(n, n_arms, horizon, n)]
     if algorithm == "no-communication":

@@ -6,7 +6,8 @@ the phase the protocol runs these communication rounds through the server (node 
 
 1. agent → server: REPORT(arm, lcb), its arm of largest lower confidence bound (if it has arms);
 2. server → every agent: BEST(arm*, LB*), the largest reported bound; agents drop every own arm
-   whose upper bound is below LB*; an agent with no arm left plays arm*;
+   whose upper bound is below LB*; an agent with no arm left plays arm* (``best_arm="shared"``)
+   or, not sharing the knowledge of the best arm (``best_arm="own"``), the arm it last reported;
 3. agent → server: COUNT(|S_n|);
 4. if the split is unbalanced: server → agents with arms: SEND; 5. they answer ARMS(list);
 6. server → every agent: ASSIGN(new list), the remaining arms dealt round-robin.
@@ -46,10 +47,11 @@ class DemabAgent(Agent):
     """One DEMAB agent; its only neighbour is the server."""
 
     def __init__(self, agent_id: int, n_arms: int, horizon: int, server: int, arms: list[int],
-                 n_agents: int, alpha: float = 2.0):  # fmt: skip
+                 n_agents: int, alpha: float = 2.0, best_arm: str = "shared"):  # fmt: skip
         super().__init__(agent_id, n_arms, horizon, (server,))
         self.server = server
-        self.alpha = alpha
+        self.alpha = alpha  # c in the elimination radius sqrt(c·log T / n)
+        self.shares_best = best_arm == "shared"
         self.active = sorted(arms)
         self.initial_arms = tuple(self.active)
         self.ends = tuple(phase_ends(horizon, n_agents, n_arms).tolist())
@@ -58,6 +60,7 @@ class DemabAgent(Agent):
         self.counts = dict.fromkeys(self.active, 0)
         self.sums = dict.fromkeys(self.active, 0.0)
         self.announced: int | None = None
+        self.reported = self.initial_arms[0]  # its own best arm, as it last reported it
         self.listening = False
         self._bits = index_bits(n_arms)
 
@@ -69,6 +72,7 @@ class DemabAgent(Agent):
         self.active = list(self.initial_arms)
         self._rejoin(done_steps)
         self.announced = None
+        self.reported = self.initial_arms[0]
         self.listening = False
         self._start_phase()
 
@@ -76,6 +80,8 @@ class DemabAgent(Agent):
         if self.listening:
             self._start_phase()
         if not self.active:
+            if not self.shares_best:
+                return self._chose(self.reported)
             if self.announced is None:
                 raise RuntimeError(f"agent {self.agent_id} has no arm and no announced best arm")
             return self._chose(self.announced)
@@ -97,6 +103,7 @@ class DemabAgent(Agent):
             if self.active:
                 best = max(self.active, key=lambda a: (self._lcb(a), -a))
                 if math.isfinite(self._lcb(best)):  # nothing sampled since a restart: no report
+                    self.reported = best
                     self._send(("report", best, self._lcb(best)), self._bits + REWARD_BITS)
 
     def receive(self, message: Message) -> None:

@@ -58,7 +58,8 @@ def _agent_sends(counters, n, server, bits, f, late, late_reward, late_n):
 
 @njit(cache=True)
 def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
-                   counters, state, loss, delay, fault_key, step, alive, late, late_reward, late_n):  # fmt: skip
+                   counters, state, loss, delay, fault_key, step, alive, late, late_reward, late_n,
+                   share_best):  # fmt: skip
     """Reports, announcement, elimination, counts and (if unbalanced) re-division.
 
     Round r of this exchange sends message (step, r, sender, receiver); the server is node N.
@@ -75,6 +76,8 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
         arm = active[n, slot]
         if lcb == -math.inf:
             continue  # nothing sampled since a restart: no report
+        if not share_best:
+            state[2 + n] = arm  # its own best arm, which it plays once it has no arm left
         f = fate(loss, delay, fault_key, step, 0, n, server)
         if not _agent_sends(counters, n, server, pair_bits, f, late, late_reward, late_n):
             continue
@@ -89,7 +92,8 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
         f = fate_to(alive, loss, delay, fault_key, step, 1, server, n)
         if not route(counters, f, server, n, pair_bits, -1, 0.0, late, late_reward, late_n):
             continue
-        state[2 + n] = best_arm
+        if share_best:
+            state[2 + n] = best_arm
         _eliminate(n, best_bound, active, size, count, total, alpha, log_horizon)
         f = fate(loss, delay, fault_key, step, 2, n, server)
         if not _agent_sends(counters, n, server, count_bits, f, late, late_reward, late_n):
@@ -140,10 +144,11 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
 def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
                 total, pointer, state, ends, stage_one, horizon, means, gaps, bernoulli, sigma, alpha,
                 index_bits, count_bits, trace, trace_out, loss, delay, fault_key, crash, back, initial,
-                initial_size, late, late_reward, late_n):  # fmt: skip
+                initial_size, late, late_reward, late_n, share_best):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of DEMAB.
 
-    ``state`` = [last announced arm, next end index, then each agent's last heard announcement].
+    ``state`` = [last announced arm, next end index, then the arm each agent plays with no arm
+    left: its last heard announcement (``share_best``) or its own last report].
     """
     n_agents = active.shape[0]
     log_horizon = math.log(horizon)
@@ -159,7 +164,7 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
                 count[n, :] = 0
                 total[n, :] = 0.0
                 pointer[n] = 0
-                state[2 + n] = -1
+                state[2 + n] = -1 if share_best else initial[n, 0]
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
@@ -187,7 +192,7 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
         if state[1] < ends.size and t == ends[state[1]]:
             _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits,
                            pair_bits, counters, state, loss, delay, fault_key, t, alive, late,
-                           late_reward, late_n)  # fmt: skip
+                           late_reward, late_n, share_best)  # fmt: skip
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0

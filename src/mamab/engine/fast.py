@@ -125,8 +125,11 @@ def run_demab(
     count = np.zeros((n, width), dtype=np.int64)
     total = np.zeros((n, width))
     pointer = np.zeros(n, dtype=np.int64)
+    share_best = config.params.demab_best_arm == "shared"
     state = np.full(2 + n, -1, dtype=np.int64)
     state[1] = 0
+    if not share_best:
+        state[2:] = active[:, 0]  # an agent's own best arm before it reports: its lowest arm
     ends = phase_ends(horizon, n, k)
     initial, initial_size = active.copy(), size.copy()  # what a recovering agent gets back
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
@@ -135,7 +138,7 @@ def run_demab(
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
                     alpha_of("demab", config.params), index_bits(k), count_bits(k), trace, rec.trace_out,
                     rec.loss, rec.delay, rec.fault_key, rec.crash, rec.back, initial, initial_size, rec.late,
-                    rec.late_reward, rec.late_n)  # fmt: skip
+                    rec.late_reward, rec.late_n, share_best)  # fmt: skip
     return rec.result(instance, trace)
 
 
