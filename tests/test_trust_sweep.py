@@ -156,6 +156,9 @@ def test_ids_of_named_graph_configurations_are_unchanged():
         fields = dataclasses.replace(config, first_run=0).to_dict()
         if fields["delay"] == 0:
             del fields["delay"]
+        del fields["grid_style"]  # fields added later (issue 14) are left out at their defaults
+        for key in ("demab_radius", "demab_best_arm", "relay_k_prime"):
+            del fields["params"][key]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
     for config in (

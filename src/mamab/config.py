@@ -9,6 +9,7 @@ from pathlib import Path
 from mamab.agents import ALGORITHMS, AlgorithmParams, check_algorithm
 from mamab.errors import ConfigError
 from mamab.problem import check_reward
+from mamab.timegrid import GRID_STYLES
 from mamab.topology import GRAPH_KINDS, check_edge_prob
 
 ENGINES = ("fast", "reference")
@@ -45,6 +46,7 @@ class Config:
     means: tuple[float, ...] | None = None
     params: AlgorithmParams = field(default_factory=AlgorithmParams)
     grid_points: int = 200
+    grid_style: str = "log"  # regret records: log-spaced, or half log and half even (GRID_STYLES)
     first_run: int = 0
     loss: float = 0.0  # probability that any one message is lost, independently
     delay: float = 0.0  # probability that a message that is not lost arrives one exchange late
@@ -63,6 +65,10 @@ class Config:
             or self.first_run < 0
         ):
             raise ConfigError(f"first_run must be a non-negative integer, got {self.first_run!r}")
+        if self.grid_style not in GRID_STYLES:
+            raise ConfigError(
+                f"grid_style must be one of {', '.join(GRID_STYLES)}, got {self.grid_style!r}"
+            )
         check_algorithm(self.algorithm, self.agents, self.arms)
         check_reward(self.reward, self.sigma)
         if self.graph not in GRAPH_KINDS and not Path(self.graph).is_file():

@@ -20,7 +20,7 @@ def simulate(
     """
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    grid = time_grid(config.horizon, config.grid_points)
+    grid = time_grid(config.horizon, config.grid_points, config.grid_style)
     instances = [make_instance(config, run) for run in config.run_ids]
     if engine == "reference":
         from mamab.engine.reference import run_reference

@@ -6,7 +6,8 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     seed = 0                   # root seed of every run
     runs = 30                  # runs per configuration
     runs_per_task = 10         # seeds per task file (the unit of work and of resumption)
-    grid_points = 200          # log-spaced regret records per run
+    grid_points = 200          # regret records per run
+    grid_style = "log"         # or "mixed": half log-spaced, half evenly spaced (late steps show)
 
     [[experiments]]            # the product of its list-valued keys
     name = "complete"
@@ -19,7 +20,10 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     edge_prob = 0.1            # optional, float or list (Erdős–Rényi; default 10/N)
     reward = "bernoulli"       # or "gaussian"
     sigma = 1.0
-    alpha = 2.0                # optional; default 2 (4 for gosine)
+    alpha = 2.0                # optional; default per algorithm (ALPHA_DEFAULTS: 2, gosine 4)
+    demab_radius = 16.0        # optional: DEMAB's c in sqrt(c·log T / n); default 2
+    demab_best_arm = "own"     # optional: "shared" (default) or "own" (see docs/algorithms/demab.md)
+    relay_k_prime = "degree"   # optional: relay's K' = ceil(K/N) + N-1 ("agents", default) or + K_G
     loss = [0.0, 0.5]          # optional, float or list: each message lost with this probability
     delay = 0.2                # optional, float or list: a message arrives one exchange late
     crash_rate = 0.001         # optional: probability per agent and step of crashing
@@ -48,6 +52,7 @@ TOP_KEYS = {
     "runs": int,
     "runs_per_task": int,
     "grid_points": int,
+    "grid_style": str,
     "experiments": list,
 }
 EXPERIMENT_KEYS = {
@@ -62,6 +67,9 @@ EXPERIMENT_KEYS = {
     "reward": (str,),
     "sigma": (float, int),
     "alpha": (float, int),
+    "demab_radius": (float, int),
+    "demab_best_arm": (str,),
+    "relay_k_prime": (str,),
     "loss": (float, int, list),
     "delay": (float, int, list),
     "crash_rate": (float, int),
@@ -94,6 +102,7 @@ class SweepSpec:
     runs_per_task: int
     grid_points: int
     experiments: tuple[Experiment, ...]
+    grid_style: str = "log"
 
     @property
     def configs(self) -> list[tuple[str, Config]]:
@@ -106,6 +115,7 @@ class SweepSpec:
             "runs": self.runs,
             "runs_per_task": self.runs_per_task,
             "grid_points": self.grid_points,
+            "grid_style": self.grid_style,
             "experiments": [
                 {"name": e.name, "figure": e.figure, "configs": [c.to_dict() for c in e.configs]}
                 for e in self.experiments
@@ -157,6 +167,7 @@ def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
     runs = data.get("runs", 10)
     per_task = data.get("runs_per_task", 10)
     grid_points = data.get("grid_points", 200)
+    grid_style = data.get("grid_style", "log")
     for key, value in (("runs", runs), ("runs_per_task", per_task), ("grid_points", grid_points)):
         if value < 1:
             raise ConfigError(f"{source}: {key} must be at least 1, got {value}")
@@ -170,12 +181,14 @@ def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
     names: set[str] = set()
     for i, block in enumerate(blocks):
         where = f"{source}: experiments[{i}]"
-        experiment = _parse_experiment(block, where, f"experiment-{i}", seed, runs, grid_points)
+        experiment = _parse_experiment(
+            block, where, f"experiment-{i}", seed, runs, (grid_points, grid_style)
+        )
         if experiment.name in names:
             raise ConfigError(f"{where}: duplicate experiment name {experiment.name!r}")
         names.add(experiment.name)
         experiments.append(experiment)
-    return SweepSpec(name, seed, runs, per_task, grid_points, tuple(experiments))
+    return SweepSpec(name, seed, runs, per_task, grid_points, tuple(experiments), grid_style)
 
 
 def _check_grid_size(source: str, blocks: list, tasks_per_config: int) -> None:
@@ -211,7 +224,7 @@ def _check_grid_size(source: str, blocks: list, tasks_per_config: int) -> None:
 
 
 def _parse_experiment(
-    block: dict, where: str, default_name: str, seed: int, runs: int, grid_points: int
+    block: dict, where: str, default_name: str, seed: int, runs: int, grid: tuple[int, str]
 ) -> Experiment:
     for key, value in block.items():
         if key not in EXPERIMENT_KEYS:
@@ -237,8 +250,16 @@ def _parse_experiment(
             float(d) for d in _as_list(f"{where}.delay", block.get("delay", 0.0), (float, int))
         ],
     }
-    alpha = block.get("alpha")
-    params = AlgorithmParams(alpha=None if alpha is None else float(alpha))
+    alpha, radius = block.get("alpha"), block.get("demab_radius")
+    try:
+        params = AlgorithmParams(
+            alpha=None if alpha is None else float(alpha),
+            demab_radius=None if radius is None else float(radius),
+            demab_best_arm=block.get("demab_best_arm", "shared"),
+            relay_k_prime=block.get("relay_k_prime", "agents"),
+        )
+    except ConfigError as err:
+        raise ConfigError(f"{where}: {err}") from None
     configs = []
     for combo in itertools.product(*axes.values()):
         values = dict(zip(axes, combo, strict=True))
@@ -251,7 +272,8 @@ def _parse_experiment(
                     reward=block.get("reward", "bernoulli"),
                     sigma=float(block.get("sigma", 1.0)),
                     params=params,
-                    grid_points=grid_points,
+                    grid_points=grid[0],
+                    grid_style=grid[1],
                     crash_rate=float(block.get("crash_rate", 0.0)),
                     recover_after=block.get("recover_after", 0),
                 )

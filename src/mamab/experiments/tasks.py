@@ -54,6 +54,11 @@ def graph_digest(graph: str) -> str | None:
         raise ConfigError(f"cannot read graph file {graph}: {err.strerror or err}") from None
 
 
+#: Fields added after ids were first published, with the value that keeps an id unchanged.
+LATER_DEFAULTS = {"grid_style": "log"}
+LATER_PARAM_DEFAULTS = {"demab_radius": None, "demab_best_arm": "shared", "relay_k_prime": "agents"}
+
+
 def config_key(config: Config, graph_sha256: str | None = None) -> dict:
     """What determines a configuration's results: every field but the block, plus graph contents.
 
@@ -63,6 +68,12 @@ def config_key(config: Config, graph_sha256: str | None = None) -> dict:
     fields = json.loads(json.dumps(dataclasses.replace(config, first_run=0).to_dict()))
     if fields["delay"] == 0:
         del fields["delay"]  # ids of configurations without delays predate the option: keep them
+    for key, default in LATER_DEFAULTS.items():  # so do ids of configurations not using these
+        if fields.get(key) == default:
+            del fields[key]
+    for key, default in LATER_PARAM_DEFAULTS.items():
+        if fields["params"].get(key) == default:
+            del fields["params"][key]
     if graph_sha256 is not None:
         fields["graph"] = "file"
         fields["graph_sha256"] = graph_sha256
