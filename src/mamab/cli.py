@@ -252,17 +252,38 @@ def frontier(results_dir: Path) -> None:
 )
 @JOBS
 @click.option("--bounds", is_flag=True, help="Overlay the theory's regret bounds on the figures.")
+@click.option(
+    "--alpha",
+    type=float,
+    default=None,
+    help="Exploration constant of the paper's UCB algorithms where the preset leaves it to the "
+    "default [default: 2, the paper's stated value; its figures fit 1].",
+)
+@click.option(
+    "--format",
+    "formats",
+    type=click.Choice(["png", "pdf", "svg"]),
+    multiple=True,
+    help="Figure format; repeat for several [default: png and svg].",
+)
+@click.option("--dpi", type=int, default=200, show_default=True, help="Resolution of PNG figures.")
+@click.option("--log-x", is_flag=True, help="Time on a log scale in regret figures.")
 @executor_options
-def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool, executor: str, scheduler: str | None,
+def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool, alpha: float | None,
+              formats: tuple[str, ...], dpi: int, log_x: bool, executor: str, scheduler: str | None,
               shared: bool) -> None:  # fmt: skip
     """Rerun the paper's evaluation: figures, summary.csv and report.md in OUT."""
     from mamab.experiments import load_preset
     from mamab.experiments.reproduce import reproduce as run_reproduction
+    from mamab.experiments.reproduce import with_alpha
+    from mamab.plots import Style
 
+    style = Style(formats=formats or ("png", "svg"), dpi=dpi, log_x=log_x)
+    spec = load_preset("paper-quick" if quick else "paper")
+    if alpha is not None:
+        spec = with_alpha(spec, alpha)  # a bad value is refused before any work
     runner = make_executor(executor, jobs, scheduler, shared)
-    report = run_reproduction(
-        load_preset("paper-quick" if quick else "paper"), out, executor=runner, bounds=bounds
-    )
+    report = run_reproduction(spec, out, executor=runner, bounds=bounds, alpha=alpha, style=style)
     _print_summary(report.summary)
     click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")
 

@@ -8,7 +8,9 @@ full configuration, so two configurations never share a line, a legend entry or 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")  # headless: no display needed, ever
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import EngFormatter, FixedLocator, NullLocator
 
 from mamab import theory
 from mamab.errors import ConfigError
@@ -29,6 +32,32 @@ from mamab.experiments.aggregate import (
 )
 from mamab.stats import median_band
 from mamab.storage import atomic_write
+
+FORMATS = ("png", "pdf", "svg")
+DPI = 200  # print resolution of PNG figures
+COLUMNS = 3  # panels per row of a figure
+
+
+@dataclass(frozen=True)
+class Style:
+    """How figures are written: formats (the first is linked from report.md), PNG dpi, log time axis."""
+
+    formats: tuple[str, ...] = ("png", "svg")
+    dpi: int = DPI
+    log_x: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.formats or any(f not in FORMATS for f in self.formats):
+            raise ConfigError(
+                f"figure formats must be among {', '.join(FORMATS)}, got {self.formats!r}"
+            )
+        if (
+            isinstance(self.dpi, bool)
+            or not isinstance(self.dpi, int)
+            or not 50 <= self.dpi <= 1200
+        ):
+            raise ConfigError(f"dpi must be an integer in 50..1200, got {self.dpi!r}")
+
 
 COLOURS = {
     "lcc-ucb": "tab:blue",
@@ -56,23 +85,31 @@ def panels(
 
 
 def labels(members: list[ConfigResult]) -> list[str]:
-    """One distinct legend label per configuration of a panel: algorithm (+ varying parameters)."""
-    fields = [k for k in varying(members, STRATEGY_FIELDS) if k != "algorithm"]
+    """One distinct legend label per configuration of a panel: algorithm (+ the parameters that
+    vary between that algorithm's configurations)."""
     names = [r.config["algorithm"] for r in members]
     out = []
     for r, name in zip(members, names, strict=True):
-        shared = names.count(name) > 1
-        out.append(f"{name} ({describe_fields(r, fields)})" if shared and fields else name)
+        same = [m for m, other in zip(members, names, strict=True) if other == name]
+        fields = [k for k in varying(same, STRATEGY_FIELDS) if k != "algorithm"]
+        out.append(f"{name} ({describe_fields(r, fields)})" if len(same) > 1 and fields else name)
     if len(set(out)) < len(out):  # same strategy and setting, other config: say which
         out = [f"{label} [{r.config_id}]" for label, r in zip(out, members, strict=True)]
     return out
 
 
+LINESTYLES = ("-", "--", ":", "-.")
+
+
 def colour(r: ConfigResult, members: list[ConfigResult]) -> str | None:
-    """The algorithm's colour, unless several configurations of it share the panel (then cycle)."""
-    algorithm = r.config["algorithm"]
-    alone = sum(m.config["algorithm"] == algorithm for m in members) == 1
-    return COLOURS.get(algorithm) if alone else None
+    """The algorithm's colour (several configurations of it differ by line style)."""
+    return COLOURS.get(r.config["algorithm"])
+
+
+def linestyle(r: ConfigResult, members: list[ConfigResult]) -> str:
+    """Solid for an algorithm's first configuration in the panel, then dashed, dotted, ..."""
+    same = [m.config_id for m in members if m.config["algorithm"] == r.config["algorithm"]]
+    return LINESTYLES[same.index(r.config_id) % len(LINESTYLES)]
 
 
 def panel_title(members: list[ConfigResult], across: list[str]) -> str:
@@ -99,22 +136,54 @@ def panel_figure(results: list[ConfigResult], title: str, xlabel: str, ylabel: s
     """One panel per setting: ``draw(ax, members)`` fills it; titles, labels, grid and legend here."""
     grouped = panels(results, exclude)
     across = varying([m[0] for m in grouped.values()], tuple(k for k, _ in next(iter(grouped))))
-    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4), squeeze=False)
-    for ax, members in zip(axes[0], grouped.values(), strict=True):
+    cols = min(COLUMNS, len(grouped))
+    rows = math.ceil(len(grouped) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 4.2 * rows), squeeze=False)
+    for ax in axes.flat[len(grouped) :]:
+        ax.set_visible(False)  # the last row's empty slots
+    entries = []
+    for ax, members in zip(axes.flat, grouped.values(), strict=False):
         draw(ax, members)
         ax.set_title(panel_title(members, across), fontsize=9)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8, title=legend_title, title_fontsize=8)
+        entries.append(legend_entries(ax))
     fig.suptitle(title)
-    fig.tight_layout()
+    if len(grouped) > 1 and all(list(e) == list(entries[0]) for e in entries):
+        # the same entries in every panel: one legend for the figure, below the panels
+        cols = min(3, len(entries[0]))
+        fig.legend(entries[0].values(), entries[0].keys(), loc="lower center", ncol=cols,
+                   fontsize=8, title=legend_title, title_fontsize=8, frameon=False)  # fmt: skip
+        rows_of_legend = math.ceil(len(entries[0]) / cols) + (1 if legend_title else 0)
+        fig.tight_layout(rect=(0, min(0.4, 0.05 * rows_of_legend / rows + 0.02), 1, 1))
+    else:
+        for ax, unique in zip(axes.flat, entries, strict=False):
+            ax.legend(unique.values(), unique.keys(), fontsize=8, title=legend_title,
+                      title_fontsize=8)  # fmt: skip
+        fig.tight_layout()
     return fig
 
 
+def legend_entries(ax) -> dict[str, Any]:
+    """One legend entry per label (a line and its band, or repeated draws, share one)."""
+    handles, names = ax.get_legend_handles_labels()
+    return dict(zip(names, handles, strict=True))
+
+
+def time_axis(ax, log_x: bool = False) -> None:
+    """Engineering tick labels (20k, 200k) on the time axis; log-scaled if asked."""
+    if log_x:
+        ax.set_xscale("log")
+    else:
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))
+
+
 def regret_figure(
-    results: list[ConfigResult], title: str, exclude: Iterable[str] = (), bounds: bool = False
-):
+    results: list[ConfigResult], title: str, exclude: Iterable[str] = (), bounds: bool = False,
+    log_x: bool = False,
+):  # fmt: skip
     """Median per-agent regret vs t with the order-statistic 95% band, one panel per (N, K)."""
 
     def draw(ax, members: list[ConfigResult]) -> None:
@@ -122,13 +191,17 @@ def regret_figure(
             if r.config["algorithm"] in exclude:
                 continue
             med, lo, hi = median_band(r.regret)
-            (line,) = ax.plot(r.grid, med, label=label, color=colour(r, members))
+            (line,) = ax.plot(r.grid, med, label=label, color=colour(r, members),
+                              linestyle=linestyle(r, members))  # fmt: skip
             ax.fill_between(r.grid, lo, hi, alpha=0.25, color=line.get_color(), linewidth=0)
             if bounds and (b := _bound(r, r.grid[r.grid > 1].astype(float))) is not None:
                 ax.plot(r.grid[r.grid > 1], b, linestyle="--", color=line.get_color(),
                         label=f"{label} bound")  # fmt: skip
         if bounds:
             ax.set_yscale("log")
+        else:
+            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+        time_axis(ax, log_x)
 
     return panel_figure(results, title, "t", "cumulative regret per agent", draw)
 
@@ -141,7 +214,8 @@ def bits_figure(results: list[ConfigResult], title: str):
             med = np.median(r.bits, axis=0)
             if not np.any(med > 0):
                 continue  # nothing sent: nothing to draw on a log scale
-            ax.plot(r.grid, np.where(med > 0, med, np.nan), label=label, color=colour(r, members))
+            ax.plot(r.grid, np.where(med > 0, med, np.nan), label=label, color=colour(r, members),
+                    linestyle=linestyle(r, members))  # fmt: skip
         ax.set_yscale("log")
         ax.set_xscale("log")
 
@@ -177,12 +251,41 @@ def frontier_figure(results: list[ConfigResult], title: str):
         points = frontier_points(members)
         best = pareto(points)
         for i, (r, (label, bits, regret, lo, hi)) in enumerate(zip(members, points, strict=True)):
-            ax.errorbar([bits], [regret], yerr=[[regret - lo], [hi - regret]], fmt="o", capsize=3,
+            marker = "os^D"[LINESTYLES.index(linestyle(r, members))]
+            ax.errorbar([bits], [regret], yerr=[[regret - lo], [hi - regret]], fmt=marker, capsize=3,
                         color=colour(r, members), label=label + (" *" if i in best else ""))  # fmt: skip
-        ax.set_xscale("symlog", linthresh=1.0)
+        frontier_axis(ax, [p[1] for p in points])
 
     return panel_figure(results, title, "bits sent per agent (0, then log scale)", "final regret per agent",
                         draw, legend_title="* on the frontier")  # fmt: skip
+
+
+def frontier_ticks(bits: list[float]) -> list[float]:
+    """Ticks for bits that may span less than a decade: 0 if present, then 1-2-5 steps (or 1..9)."""
+    positive = [b for b in bits if b > 0]
+    ticks = [0.0] if len(positive) < len(bits) else []
+    if not positive:
+        return ticks
+    low, high = min(positive), max(positive)
+    for mantissas in ((1,), (1, 2, 5), tuple(range(1, 10))):
+        steps = [m * 10.0**e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+                 for m in mantissas]  # fmt: skip
+        inside = [v for v in steps if low / 1.2 <= v <= high * 1.2]
+        if len(inside) >= 3 or mantissas[-1] == 9:
+            return ticks + inside
+    return ticks
+
+
+def frontier_axis(ax, bits: list[float]) -> None:
+    """Bits on a symmetric log axis (0, then log), labelled at every scale."""
+    ax.set_xscale("symlog", linthresh=1.0)
+    ticks = frontier_ticks(bits)
+    if ticks:
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.tick_params(axis="x", labelrotation=30)
+    ax.yaxis.set_major_formatter(EngFormatter(sep=""))
 
 
 def loss_figure(results: list[ConfigResult], title: str):
@@ -198,7 +301,12 @@ def loss_figure(results: list[ConfigResult], title: str):
             q = [r.config["loss"] for r in series]
             bands = [median_band(r.final_mean()) for r in series]
             (line,) = ax.plot(
-                q, [b[0] for b in bands], marker="o", label=label, color=colour(head, heads)
+                q,
+                [b[0] for b in bands],
+                marker="o",
+                label=label,
+                color=colour(head, heads),
+                linestyle=linestyle(head, heads),
             )
             ax.fill_between(q, [b[1] for b in bands], [b[2] for b in bands], alpha=0.25,
                             color=line.get_color(), linewidth=0)  # fmt: skip
@@ -209,47 +317,47 @@ def loss_figure(results: list[ConfigResult], title: str):
     )  # fmt: skip
 
 
-def save(fig, path_stem: Path) -> list[Path]:
-    """Write PNG and SVG beside each other, each atomically; returns the paths."""
-    paths = [path_stem.with_suffix(".png"), path_stem.with_suffix(".svg")]
+def save(fig, path_stem: Path, style: Style | None = None) -> list[Path]:
+    """Write the figure in each of the style's formats, each atomically; returns the paths."""
+    style = style or Style()
+    paths = [path_stem.with_suffix(f".{ext}") for ext in style.formats]
     try:
         for path in paths:
             atomic_write(
-                path, lambda tmp, path=path: fig.savefig(tmp, dpi=120, format=path.suffix[1:])
+                path, lambda tmp, path=path: fig.savefig(tmp, dpi=style.dpi, format=path.suffix[1:])
             )
     finally:
         plt.close(fig)
     return paths
 
 
-def draw_all(results: list[ConfigResult], out: Path, bounds: bool = False) -> dict[str, list[Path]]:
+def draw_all(
+    results: list[ConfigResult], out: Path, bounds: bool = False, style: Style | None = None
+) -> dict[str, list[Path]]:
     """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB), bits, frontier."""
+    style = style or Style()
     directory = out / "figures"
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ConfigError(f"cannot create {directory}: {err.strerror or err}") from None
     drawn: dict[str, list[Path]] = {}
+
+    def put(key: str, fig) -> None:
+        drawn[key] = save(fig, directory / key, style)
+
     for figure in dict.fromkeys(r.figure for r in results):
         members = [r for r in results if r.figure == figure]
         if len({r.config.get("loss", 0.0) for r in members}) > 1:  # a loss sweep: regret against q
-            drawn[f"{figure}-loss"] = save(loss_figure(members, f"{figure}: regret under message loss"),
-                                           directory / f"{figure}-loss")  # fmt: skip
+            put(f"{figure}-loss", loss_figure(members, f"{figure}: regret under message loss"))
             continue
-        drawn[f"{figure}-regret"] = save(regret_figure(members, f"{figure}: regret", bounds=bounds),
-                                         directory / f"{figure}-regret")  # fmt: skip
+        put(f"{figure}-regret", regret_figure(members, f"{figure}: regret", bounds=bounds,
+                                              log_x=style.log_x))  # fmt: skip
         if any(r.config["algorithm"] == "demab" for r in members):
-            drawn[f"{figure}-regret-no-demab"] = save(
-                regret_figure(
-                    members, f"{figure}: regret without DEMAB", exclude={"demab"}, bounds=bounds
-                ),
-                directory / f"{figure}-regret-no-demab",
-            )
-        drawn[f"{figure}-bits"] = save(
-            bits_figure(members, f"{figure}: communication"), directory / f"{figure}-bits"
-        )
-        drawn[f"{figure}-frontier"] = save(
-            frontier_figure(members, f"{figure}: regret against communication"),
-            directory / f"{figure}-frontier",
-        )
+            put(f"{figure}-regret-no-demab",
+                regret_figure(members, f"{figure}: regret without DEMAB", exclude={"demab"},
+                              bounds=bounds, log_x=style.log_x))  # fmt: skip
+        put(f"{figure}-bits", bits_figure(members, f"{figure}: communication"))
+        put(f"{figure}-frontier",
+            frontier_figure(members, f"{figure}: regret against communication"))  # fmt: skip
     return drawn

@@ -23,9 +23,9 @@ from mamab.topology import Topology, server_star
 
 __all__ = [
     "ALGORITHMS",
+    "ALPHA_DEFAULTS",
     "UCB",
     "Agent",
-    "ALPHA_DEFAULTS",
     "AlgorithmParams",
     "CoopUcbAgent",
     "FullCommunicationAgent",
