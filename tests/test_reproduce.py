@@ -1,5 +1,6 @@
 """`mamab reproduce --quick` end to end: figures, report, and a deterministic summary.csv."""
 
+import csv
 import subprocess
 import sys
 
@@ -19,9 +20,11 @@ def test_report_and_figures(quick):
     out, stdout = quick
     report = (out / "report.md").read_text()
     assert "LCC-UCB-GRAPH beats LCC-UCB with relaying" in report
-    assert report.count("✅ reproduced") >= 5
+    assert report.count("✅") >= 5
+    assert "## Fidelity: complete graph" in report and "## Fidelity: sparse graphs" in report
     for figure in (
         "complete-regret",
+        "complete-alpha1-regret",
         "complete-bits",
         "sparse-regret",
         "sparse-bits",
@@ -39,10 +42,53 @@ def test_summary_rows_and_rerun_is_byte_identical(quick, tmp_path):
     out, _ = quick
     lines = (out / "summary.csv").read_text().splitlines()
     assert lines[0].startswith("experiment,figure,algorithm,agents,arms,horizon")
-    # 3 complete panels × 4 algorithms + 3 sparse panels × 5 + 6 frontier + 4 algorithms × 6 loss rates
-    assert len(lines) == 1 + 12 + 15 + 6 + 24
+    # complete: 3 panels × (3 algorithms + 2 DEMAB readings) in each of 2 alpha readings; sparse:
+    # 3 panels × (4 algorithms + relay's 2nd K' + 2 DEMAB readings); 6 frontier; 4 × 6 loss rates
+    assert len(lines) == 1 + 30 + 21 + 6 + 24
     second = tmp_path / "again"
     proc = subprocess.run([sys.executable, "-m", "mamab", "reproduce", "--quick", "--out", str(second), "--jobs", "1"],
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert (second / "summary.csv").read_bytes() == (out / "summary.csv").read_bytes()
+
+
+def _claim_row(report: str, section: str, claim: str) -> list[str]:
+    """The verdict marks of one claim in a fidelity section's matrix, one per reading."""
+    part = report.split(f"## Fidelity: {section}")[1].split("\n## ")[0]
+    row = next(line for line in part.splitlines() if line.startswith(f"| {claim} |"))
+    return [cell.strip() for cell in row.strip("|").split("|")[1:]]
+
+
+def test_report_claims_recomputed_from_summary(quick):
+    """'LCC-UCB beats no communication' and 'DEMAB is worse than no communication', per reading,
+    recomputed from summary.csv's medians, match report.md's matrix."""
+    out, _ = quick
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    complete = [r for r in rows if r["figure"] in ("complete", "complete-alpha1")]
+    median = {}
+    for r in complete:
+        alpha = float(r["alpha"] or 2)
+        radius = float(r["demab_radius"] or 2)
+        key = (
+            r["algorithm"],
+            radius if r["algorithm"] == "demab" else alpha,
+            r["agents"],
+            r["arms"],
+        )
+        median[key] = float(r["final_regret_median"])
+    panels = {(r["agents"], r["arms"]) for r in complete}
+    # readings in the report's order: alpha 1 then 2, DEMAB c = 2 (shared) then 16 (own)
+    readings = [(a, c) for a in (1.0, 2.0) for c in (2.0, 16.0)]
+    lcc = ["✅" if all(median["lcc-ucb", a, *p] < median["no-communication", a, *p] for p in panels)
+           else "❌" for a, _ in readings]  # fmt: skip
+    demab = ["✅" if all(median["demab", c, *p] > median["no-communication", a, *p] for p in panels)
+             else "❌" for a, c in readings]  # fmt: skip
+    report = (out / "report.md").read_text()
+    assert (
+        _claim_row(report, "complete graph", "LCC-UCB has lower regret than no communication")
+        == lcc
+    )
+    assert (
+        _claim_row(report, "complete graph", "DEMAB has higher regret than no communication")
+        == demab
+    )
