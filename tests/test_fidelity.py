@@ -53,7 +53,8 @@ def test_alpha_defaults_cover_every_algorithm_and_alpha_overrides_all_but_demab(
 
 @pytest.mark.parametrize(
     "params",
-    [dict(demab_radius=0.0), dict(demab_radius=-1.0), dict(demab_best_arm="none"),
+    [dict(demab_radius=0.0), dict(demab_radius=-1.0), dict(demab_radius=float("inf")),
+     dict(demab_radius="2"), dict(alpha=float("nan")), dict(demab_best_arm="none"),
      dict(relay_k_prime="all")],
 )  # fmt: skip
 def test_bad_readings_are_refused(params):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,8 +96,13 @@ class AlgorithmParams:
     def __post_init__(self) -> None:
         for name in ("alpha", "demab_radius"):
             value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise ConfigError(f"{name} must be positive, got {value}")
+            if value is not None and not (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and value > 0
+            ):
+                raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
         if not self.gossip_exponent > 1:
             raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
         if not 0 < self.consensus_kappa <= 1:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mamab.agents import ALGORITHMS, AlgorithmParams, alpha_of, demab_radius_of
 from mamab.experiments.aggregate import (
     CONFIG_COLUMNS,
     ConfigResult,
@@ -182,6 +183,25 @@ CLAIMS: dict[str, Callable[[list[ConfigResult]], list[Claim]]] = {
 }
 
 
+_LCC = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay")
+#: Parameters that only some algorithms use (a table cell is left empty for the others).
+PARAM_USERS = {
+    "alpha": tuple(a for a in ALGORITHMS if a != "demab"),
+    "k_prime": _LCC,
+    "sub_epochs": ("lcc-ucb-graph",),
+    "gossip_exponent": ("gosine",),
+    "consensus_kappa": ("coop-ucb2",),
+    "demab_radius": ("demab",),
+    "demab_best_arm": ("demab",),
+    "relay_k_prime": ("lcc-ucb-relay",),
+}
+
+
+def applies(field: str, algorithm: str) -> bool:
+    """Whether ``algorithm`` uses configuration field ``field``."""
+    return algorithm in PARAM_USERS.get(field, (algorithm,))
+
+
 def figure_table(results: list[ConfigResult]) -> str:
     """One row per configuration; beyond (N, K), graph and algorithm, a column per varying field."""
     shown = ("experiment", "agents", "arms", "graph", "algorithm")
@@ -193,7 +213,9 @@ def figure_table(results: list[ConfigResult]) -> str:
         med, lo, hi = median_band(r.final_mean())
         c = r.config
         flat = r.flat
-        cells = "".join(f" {field_text(flat[k])} |" for k in extra)
+        cells = "".join(
+            f" {field_text(flat[k]) if applies(k, c['algorithm']) else ''} |" for k in extra
+        )
         lines.append(f"| ({c['agents']}, {c['arms']}) | {c['graph']} |{cells} {c['algorithm']} | {med:.1f} | "
                      f"[{lo:.1f}, {hi:.1f}] | {_bits(r):.4g} |")  # fmt: skip
     return "\n".join(lines)
@@ -301,8 +323,6 @@ class Reading:
 
 def _reading_parts(r: ConfigResult) -> tuple[str, object]:
     """(which part of a reading this configuration fixes, its value)."""
-    from mamab.agents import AlgorithmParams, alpha_of, demab_radius_of
-
     algorithm = r.config["algorithm"]
     params = AlgorithmParams(**r.config["params"])
     if algorithm == "demab":
@@ -314,8 +334,6 @@ def _reading_parts(r: ConfigResult) -> tuple[str, object]:
 
 def readings(results: list[ConfigResult]) -> list[Reading]:
     """Every combination of the alphas, DEMAB readings and relay K' readings present."""
-    from mamab.agents import AlgorithmParams
-
     alphas = sorted({v for r in results for k, v in [_reading_parts(r)] if k == "alpha"})
     demabs = sorted({v for r in results for k, v in [_reading_parts(r)] if k == "demab"})
     relays = sorted(
@@ -332,8 +350,6 @@ def readings(results: list[ConfigResult]) -> list[Reading]:
 
 def under(results: list[ConfigResult], reading: Reading) -> list[ConfigResult]:
     """The configurations a reading keeps: one per algorithm and setting, as the paper drew them."""
-    from mamab.agents import AlgorithmParams
-
     kept = []
     for r in results:
         part, value = _reading_parts(r)
