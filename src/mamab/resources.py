@@ -26,7 +26,7 @@ CHUNK = 4096  # noise steps drawn at once by every engine
 EDGE_BYTES = 300  # networkx adjacency (both directions) + neighbour tuples + CSR, per edge
 NODE_BYTES = 500  # networkx node dicts + neighbour tuple, per node
 STATE_BYTES = 50  # per (agent, arm slot): counts, sums, means, bonuses, candidates
-REFERENCE_SLOWDOWN = 200.0  # the online agents against the numba kernels, per agent-step
+REFERENCE_SLOWDOWN = 300.0  # the online agents against the numba kernels, per agent-step
 PAIR_BLOCK_BYTES = 24 * (1 << 22)  # G(n, p): one block of pair draws and their indices
 
 
@@ -125,17 +125,35 @@ def graph_shape(config: Config, built: bool) -> GraphShape:
         degree = min(n - 1, mean + 6 * math.sqrt(mean) + 6)
         diameter = min(n - 1, math.ceil(math.log(n) / math.log(max(mean, 1.5))) + 2)
         edges = p * n * (n - 1) / 2
-        # one uniform per pair per draw, networkx inserts, a few BFS for the diameter
-        seconds = n * n / 2 * 5e-9 + edges * 3e-6 + 20 * (n + edges) * 1e-6
-        return GraphShape(
-            edges, degree, diameter, seconds, scratch=min(PAIR_BLOCK_BYTES, 12 * n * n)
-        )
+        # one uniform per node pair and draw, redrawn until connected; networkx inserts
+        draw = n * n / 2 * 8e-9 + edges * 3e-6
+        seconds = connect_tries(n, p) * draw + diameter_seconds(n, edges)
+        scratch = min(PAIR_BLOCK_BYTES, 12 * n * n)
+        return GraphShape(edges, degree, diameter, seconds, scratch)
     from mamab.topology import from_edge_list  # a file: read it (once per process; cached)
 
     graph = from_edge_list(kind, n)
     edges = sum(len(nb) for nb in graph.neighbours) / 2
     diameter = graph.diameter if config.algorithm == "lcc-ucb-relay" and graph.is_connected else 1
-    return GraphShape(edges, graph.max_degree, diameter)
+    return GraphShape(edges, graph.max_degree, diameter, diameter_seconds(n, edges))
+
+
+def connect_tries(n: int, p: float) -> float:
+    """Expected draws of G(n, p) until a connected one (at most MAX_CONNECT_TRIES).
+
+    Uses P(connected) ~ P(no isolated node) ~ exp(-n (1 - p)^(n - 1)), the dominant obstacle.
+    """
+    from mamab.topology import MAX_CONNECT_TRIES
+
+    isolated = n * math.exp((n - 1) * math.log1p(-p)) if p < 1 else 0.0
+    if isolated > math.log(MAX_CONNECT_TRIES):
+        return float(MAX_CONNECT_TRIES)
+    return min(float(MAX_CONNECT_TRIES), math.exp(isolated))
+
+
+def diameter_seconds(n: int, edges: float) -> float:
+    """Worst case of the exact diameter: one BFS per node (usually far fewer are needed)."""
+    return n * (n + 2 * edges) * 3e-9 if n > 1 else 0.0
 
 
 _NAMED = ("complete", "ring", "line", "star", "grid")
