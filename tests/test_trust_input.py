@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from mamab import cli, resources
@@ -115,33 +115,40 @@ def test_recovery_delay_at_int64_max_means_never_back(engine):
     assert np.array_equal(huge.arms, never.arms) and np.array_equal(huge.regret, never.regret)
 
 
+ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
 SIGMAS = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(1e-3, 1e3),
+    ANY_FLOAT,
     st.sampled_from([1e100, 1e100 * (1 + 2**-52), 1e308, 5e307, 1e-300, 0.0, -1.0]),
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     algorithm=st.sampled_from(ALGORITHMS),
     sigma=SIGMAS,
-    alpha=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
-    mean=st.floats(allow_nan=True, allow_infinity=True),
+    alpha=st.one_of(st.none(), st.floats(0.1, 10), ANY_FLOAT),
+    mean=st.one_of(st.floats(0, 1), ANY_FLOAT, st.sampled_from([1e100, -1e100, 1e101])),
     seed=st.integers(0, 2**32),
+    crash_rate=st.one_of(st.just(0.0), st.floats(0, 0.2), ANY_FLOAT),
+    recover_after=st.one_of(st.integers(0, 40), st.integers(-1, 2**64)),
 )
-def test_engines_accept_and_refuse_the_same_configs(algorithm, sigma, alpha, mean, seed):
+def test_engines_accept_and_refuse_the_same_configs(algorithm, sigma, alpha, mean, seed,
+                                                    crash_rate, recover_after):  # fmt: skip
     """Whatever the numbers, both engines refuse (one ConfigError) or give identical results."""
     outcome = []
     for engine in ("fast", "reference"):
         try:
             config = Config(algorithm, agents=2, arms=3, horizon=30, seed=seed, reward="gaussian",
-                            sigma=sigma, means=(mean, 0.5, 0.25),
+                            sigma=sigma, means=(mean, 0.5, 0.25), crash_rate=crash_rate,
+                            recover_after=recover_after,
                             params=AlgorithmParams(alpha=alpha))  # fmt: skip
             outcome.append(simulate(config, engine=engine, trace=True))
         except ConfigError as err:
             assert "\n" not in str(err)
             outcome.append("refused")
     fast, ref = outcome
+    event("refused" if isinstance(fast, str) else "simulated")
     assert (fast == "refused") == (ref == "refused")
     if fast != "refused":
         assert np.array_equal(fast.arms, ref.arms) and np.array_equal(fast.regret, ref.regret)
