@@ -261,6 +261,20 @@ def test_diameter_matches_networkx(n, p, seed):
         assert topo.Topology.from_networkx(g).diameter == (0 if n == 1 else nx.diameter(g))
 
 
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_smaller_noise_blocks_for_many_agents_change_nothing(algorithm, monkeypatch):
+    """Blocks shrink for large N (a 4096-step block of N = 10^5 is 3 GiB): results are the same."""
+    import mamab.problem
+
+    config = Config(algorithm, agents=4, arms=8, horizon=700, runs=1, crash_rate=0.002,
+                    recover_after=50, loss=0.1, delay=0.1)  # fmt: skip
+    whole = simulate(config, trace=True)
+    monkeypatch.setattr(mamab.problem, "MAX_CHUNK_VALUES", 4 * 37)  # 37-step blocks
+    blocks = simulate(config, trace=True)
+    assert np.array_equal(whole.arms, blocks.arms) and np.array_equal(whole.regret, blocks.regret)
+    assert all(np.array_equal(whole.counts[k], blocks.counts[k]) for k in whole.counts)
+
+
 def test_progress_counts_every_agent_step_in_both_engines():
     config = Config("gosine", agents=3, arms=6, horizon=5000, runs=2)
     for engine in ("fast", "reference"):

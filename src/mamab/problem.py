@@ -20,6 +20,7 @@ REWARD_MODELS = ("bernoulli", "gaussian")
 #: averages stay far from float64 overflow (1.8e308), so both engines compute with finite
 #: numbers only. Beyond it a reward overflows to inf (sigma = 1e308) and the engines would part.
 MAX_MAGNITUDE = 1e100
+MAX_CHUNK_VALUES = 1 << 24  # noise numbers drawn at once
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,12 @@ def noise_chunks(
     """Yield the noise table in blocks of at most ``chunk`` steps, shape (steps, n_agents).
 
     Values are drawn step-major in one stream, so the table is the same whatever ``chunk`` is.
+    A block holds at most ``MAX_CHUNK_VALUES`` numbers (128 MiB), fewer steps for many agents.
     ``progress`` (a progress bar's update) gets the agent-steps of each block once it is used.
     """
     if chunk <= 0:
         raise ConfigError("noise chunk must be positive")
+    chunk = max(1, min(chunk, MAX_CHUNK_VALUES // n_agents))  # N = 10^5: 167 steps, not 4096
     draw = rng.random if reward == "bernoulli" else rng.standard_normal
     for start in range(0, horizon, chunk):
         steps = min(chunk, horizon - start)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.problem import MAX_CHUNK_VALUES
 
 #: Work refused as too long: the estimate says more than this many seconds.
 MAX_SECONDS = 30 * 24 * 3600.0
@@ -203,7 +204,7 @@ def estimate(config: Config, engine: str = "fast", jobs: int | None = None, trac
     state, ns = _state(config, shape, workers)
     if engine == "reference":
         state, ns = 3 * state + 2048 * n, ns * REFERENCE_SLOWDOWN
-    per_run = state + CHUNK * n * 8 + n * points * 16
+    per_run = state + min(CHUNK * n, MAX_CHUNK_VALUES) * 8 + n * points * 16
     graph = EDGE_BYTES * shape.edges + NODE_BYTES * n
     graphs = (
         graph * (runs if config.graph == "erdos-renyi" else 1) + shape.scratch
