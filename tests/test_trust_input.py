@@ -251,6 +251,24 @@ def test_blocked_erdos_renyi_draws_the_same_graph_as_one_big_draw(n, p, seed, mo
     assert drawn.neighbours == tuple(tuple(sorted(g.neighbors(v))) for v in range(n))
 
 
+@pytest.mark.slow
+def test_erdos_renyi_with_100000_agents_is_built_sparsely():
+    """G(10^5, 3e-4): the dense construction needed tens of GiB; the blocked one, its edges."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        graph = topo.erdos_renyi(100_000, 3e-4, np.random.default_rng(0), tries=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    edges = sum(map(len, graph.neighbours)) / 2
+    assert abs(edges - 3e-4 * 100_000 * 99_999 / 2) < 0.01 * edges
+    assert peak < 2 * 1024**3, peak
+    config = Config("lcc-ucb", 100_000, 100_000, 10, graph="erdos-renyi", edge_prob=3e-4)
+    assert resources.estimate(config).parts["graph"] >= 0.5 * peak
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 40), p=st.floats(0.05, 1.0), seed=st.integers(0, 10**6))
 def test_diameter_matches_networkx(n, p, seed):
