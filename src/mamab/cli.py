@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mamab.agents import ALGORITHMS, AlgorithmParams
@@ -14,6 +15,7 @@ from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
 from mamab.problem import REWARD_MODELS
 from mamab.resources import LONG_SECONDS, check, cores, estimate
+from mamab.result import Result
 from mamab.simulate import simulate
 from mamab.stats import median_band
 from mamab.storage import check_out_dir, prepare_out_dir, regret_table, strict_json, write_files
@@ -153,7 +155,7 @@ def run(
         click.echo(f"wrote {directory / 'summary.json'}")
 
 
-def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool):
+def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool) -> Result:
     """Estimate first (refuse what cannot fit; announce long work), then simulate with a
     progress bar on a terminal."""
     from tqdm import tqdm
@@ -203,7 +205,8 @@ def executor_options(command):
     return command
 
 
-def write_table(table, path: Path) -> None:
+def write_table(table: pa.Table, path: Path) -> None:
+    """The long regret table as Parquet (a seam the full-disk test replaces)."""
     pq.write_table(table, path)
 
 
