@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -36,7 +37,20 @@ def make_instance(config: Config, run: int) -> Instance:
         else draw_means(rng(config.seed, run, "means"), config.arms)
     )
     problem = Problem(means, config.reward, config.sigma)
-    graph = topo.build(
-        config.graph, config.agents, rng(config.seed, run, "graph"), config.edge_prob
-    )
+    if config.edges is not None:  # a networkx graph, kept as its edge list
+        graph = edge_topology(config.edges, config.agents)
+    else:
+        graph = topo.build(
+            config.graph, config.agents, rng(config.seed, run, "graph"), config.edge_prob
+        )
     return Instance(run, problem, graph)
+
+
+@lru_cache(maxsize=16)
+def edge_topology(edges: tuple[tuple[int, int], ...], n: int) -> topo.Topology:
+    """The topology of a configuration's edge list (checked by Config), built once per process."""
+    import networkx as nx
+
+    graph = nx.empty_graph(n)
+    graph.add_edges_from(edges)
+    return topo.Topology.from_networkx(graph, "networkx", copy=False)

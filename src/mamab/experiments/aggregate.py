@@ -10,11 +10,8 @@ parameters flattened, ``first_run`` left out as it is always 0 for a whole confi
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +19,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mamab.agents import AlgorithmParams
+from mamab.columns import (  # noqa: F401  (re-exported: tables and plots use them from here)
+    CONFIG_COLUMNS,
+    CONFIG_TYPES,
+    STRATEGY_FIELDS,
+    field_text,
+    flat_config,
+    nested_config,
+)
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments.provenance import describe
@@ -44,81 +48,14 @@ from mamab.stats import masked_mean, median_band
 from mamab.storage import atomic_write, write_parquet
 
 
-def _column_types() -> dict[str, type]:
-    """Every configuration field as a flat column, in Config's order, with its Python type."""
-    hints = typing.get_type_hints(Config)
-    params = typing.get_type_hints(AlgorithmParams)
-    columns: dict[str, type] = {}
-    for f in dataclasses.fields(Config):
-        if f.name == "first_run":
-            continue
-        if f.name == "params":
-            for g in dataclasses.fields(AlgorithmParams):
-                columns[g.name] = _base_type(params[g.name])
-            continue
-        columns[f.name] = _base_type(hints[f.name])
-        if f.name == "graph":
-            columns["graph_sha256"] = str
-    return columns
-
-
-def _base_type(hint: object) -> type:
-    """int, float or str for a field's annotation (tuples and anything else are stored as JSON)."""
-    if isinstance(hint, types.UnionType):
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
-    return hint if hint in (int, float, str) else tuple
-
-
-CONFIG_TYPES = _column_types()
-CONFIG_COLUMNS = tuple(CONFIG_TYPES)
-#: Fields that say which strategy runs; every other configuration field is the setting it runs in.
-STRATEGY_FIELDS = ("algorithm", *(g.name for g in dataclasses.fields(AlgorithmParams)))
-ARROW_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), tuple: pa.string()}
+ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.string(),
+               tuple: pa.string()}  # fmt: skip
 STATS_COLUMNS = (
     "final_regret_median", "final_regret_ci_low", "final_regret_ci_high",
     "bits_sent_per_agent_median", "messages_sent_per_agent_median", "diameter_median", "max_degree_median",
     "crashed_agents_median",
 )  # fmt: skip
 SUMMARY_COLUMNS = ("experiment", "figure", *CONFIG_COLUMNS, "config_id", *STATS_COLUMNS)
-
-
-def flat_config(config: dict, graph_sha256: str | None = None) -> dict:
-    """A configuration (``Config.to_dict()``) as one value per column of ``CONFIG_COLUMNS``."""
-    row = {k: v for k, v in config.items() if k not in ("params", "first_run")}
-    row.update(config.get("params") or {})
-    row["graph_sha256"] = graph_sha256
-    for name, kind in CONFIG_TYPES.items():
-        value = row.get(name)
-        if kind is tuple and value is not None:
-            row[name] = json.dumps(list(value))
-        elif kind is float and value is not None:
-            row[name] = float(value)
-    return {name: row.get(name) for name in CONFIG_COLUMNS}
-
-
-def nested_config(flat: dict) -> dict:
-    """The inverse of ``flat_config`` (columns missing from old tables take Config's defaults)."""
-    config = {f.name: _default(f) for f in dataclasses.fields(Config) if f.name != "params"}
-    params = dataclasses.asdict(AlgorithmParams())
-    for name in CONFIG_COLUMNS:
-        if name not in flat or name == "graph_sha256":
-            continue
-        value = flat[name]
-        if CONFIG_TYPES[name] is tuple and isinstance(value, str):
-            value = tuple(json.loads(value))
-        if name in params:
-            params[name] = value
-        else:
-            config[name] = value
-    config["params"] = params
-    config["first_run"] = 0
-    return config
-
-
-def _default(f: dataclasses.Field) -> object:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    return None  # a required field (algorithm, agents, ...): required columns always hold it
 
 
 @dataclass
@@ -170,17 +107,12 @@ def varying(results: list[ConfigResult], fields: tuple[str, ...] = CONFIG_COLUMN
     return [k for k in fields if len({json.dumps(f[k]) for f in flats}) > 1]
 
 
-def field_text(value: object) -> str:
-    """A configuration value for people: floats as %g, None (the paper's default) as 'default'."""
-    if value is None:
-        return "default"
-    return format(value, "g") if isinstance(value, float) else str(value)
-
-
 def describe_fields(r: ConfigResult, fields: list[str]) -> str:
     """'edge_prob=0.25, loss=0.5' for the given fields of a configuration."""
     flat = r.flat
-    return ", ".join(f"{k}={field_text(flat[k])}" for k in fields)
+    return ", ".join(
+        field_text(flat[k]) if k == "extra" else f"{k}={field_text(flat[k])}" for k in fields
+    )
 
 
 def config_tasks(spec: SweepSpec) -> list[tuple[str, Config, str | None, list[Task]]]:
@@ -191,9 +123,10 @@ def config_tasks(spec: SweepSpec) -> list[tuple[str, Config, str | None, list[Ta
     digests: dict[str, str | None] = {}
     out = []
     for name, config in spec.configs:
-        if config.graph not in digests:
-            digests[config.graph] = graph_digest(config.graph)
-        digest = digests[config.graph]
+        key = config.edges if config.edges is not None else config.graph
+        if key not in digests:
+            digests[key] = graph_digest(config)
+        digest = digests[key]
         out.append((name, config, digest, split(name, config, spec.runs_per_task, digest)))
     return out
 

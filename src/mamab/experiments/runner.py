@@ -137,7 +137,7 @@ def run_sweep(
         "versions": package_versions(),
         "provenance": {**current_provenance(), "format": FORMAT},
         "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
-        "graph_files": {c.graph: d for _, c, d, _ in groups if d is not None},
+        "graph_files": {c.graph: d for _, c, d, _ in groups if d is not None and c.edges is None},
     })  # fmt: skip
     summary = write_tables(results, directory)
     return SweepOutcome(
