@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mamab.columns import (  # noqa: F401  (re-exported: tables and plots use them from here)
+from mamab.columns import (
     CONFIG_COLUMNS,
     CONFIG_TYPES,
     STRATEGY_FIELDS,
@@ -46,7 +46,6 @@ from mamab.experiments.tasks import (
 from mamab.result import COUNTERS
 from mamab.stats import masked_mean, median_band
 from mamab.storage import atomic_write, write_parquet
-
 
 ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.string(),
                tuple: pa.string()}  # fmt: skip
