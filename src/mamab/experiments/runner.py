@@ -37,6 +37,24 @@ class SweepOutcome:
     agent_steps: int
     seconds: float
     tasks_other_code: int = 0  # of tasks_run: files written by other code, recomputed
+    directory: Path | None = None  # where the tables are
+
+    def curves(self):
+        """curves.parquet as a pandas DataFrame (one row per configuration, run and t)."""
+        return _table(self.directory, "curves")
+
+    def finals(self):
+        """finals.parquet as a pandas DataFrame (one row per configuration, run and agent)."""
+        return _table(self.directory, "finals")
+
+
+def _table(directory: Path | None, name: str):
+    import pyarrow.parquet as pq
+
+    from mamab.result import _require
+
+    _require("pandas", "pandas")
+    return pq.read_table(directory / f"{name}.parquet").to_pandas()
 
 
 def check_writable(directory: Path) -> None:
@@ -141,5 +159,5 @@ def run_sweep(
     })  # fmt: skip
     summary = write_tables(results, directory)
     return SweepOutcome(
-        results, summary, len(todo), len(tasks) - len(todo), steps, seconds, other_code
+        results, summary, len(todo), len(tasks) - len(todo), steps, seconds, other_code, directory
     )
