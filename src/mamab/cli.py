@@ -1,33 +1,90 @@
-"""The ``mamab`` command. Every input error ends as one line on stderr and exit code 2."""
+"""The ``mamab`` command. Every input error ends as one line on stderr and exit code 2.
+
+Start-up is kept short: this module imports only click; numpy, networkx, numba, pyarrow,
+matplotlib and the live network's modules load inside the commands that need them, so
+``mamab --help`` answers in about a tenth of a second (benchmarks/README.md).
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
 import click
-import numpy as np
+from click.utils import make_default_short_help
 
-from mamab.agents import ALGORITHMS, AlgorithmParams
-from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
-from mamab.problem import REWARD_MODELS
-from mamab.simulate import simulate
-from mamab.stats import median_band
-from mamab.storage import prepare_out_dir, regret_table, write_json, write_parquet
-from mamab.versions import provenance
 
 
-@click.group()
+class LazyChoice(click.Choice):
+    """A click Choice whose names (algorithms, engines, ...) are imported on first use only."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._source = (module, name)
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        module, name = self._source
+        return tuple(getattr(importlib.import_module(module), name))
+
+    @choices.setter
+    def choices(self, value) -> None:  # click's own __init__ is not called
+        raise AttributeError("the choices of a LazyChoice come from its module")
+
+
+ALGORITHMS = LazyChoice("mamab.agents", "ALGORITHMS")
+ENGINES = LazyChoice("mamab.config", "ENGINES")
+REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS")
+#: Commands defined in other modules: name -> (module, attribute, one-line help for the listing).
+LAZY_COMMANDS = {
+    "agent": (
+        "mamab.live.commands",
+        "agent",
+        "Run one node of a live run in this process, over the roster's authenticated network.",
+    ),
+    "live": (
+        "mamab.live.commands",
+        "live",
+        "Run every agent (and DEMAB's server) as its own process over authenticated loopback.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose listed commands from ``LAZY_COMMANDS`` are imported when invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS and name not in self.commands:
+            module, attribute, _ = LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list, without importing the lazy commands for their help lines."""
+        width = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in LAZY_COMMANDS and name not in self.commands:
+                rows.append((name, make_default_short_help(LAZY_COMMANDS[name][2], width)))
+            elif not (command := self.commands[name]).hidden:
+                rows.append((name, command.get_short_help_str(width)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="mamab")
 def cli() -> None:
     """Cooperative multi-agent bandits under limited communication."""
 
 
 @cli.command()
-@click.option(
-    "--algorithm", required=True, type=click.Choice(ALGORITHMS), help="Algorithm every agent runs."
-)
+@click.option("--algorithm", required=True, type=ALGORITHMS, help="Algorithm every agent runs.")
 @click.option(
     "--agents", "-N", "agents", type=int, default=10, show_default=True, help="Number of agents N."
 )
@@ -54,7 +111,7 @@ def cli() -> None:
 @click.option(
     "--edge-prob", type=float, default=None, help="Erdős–Rényi edge probability [default: 10/N]."
 )
-@click.option("--reward", type=click.Choice(REWARD_MODELS), default="bernoulli", show_default=True)
+@click.option("--reward", type=REWARD_MODELS, default="bernoulli", show_default=True)
 @click.option(
     "--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation."
 )
@@ -63,7 +120,7 @@ def cli() -> None:
 )
 @click.option(
     "--engine",
-    type=click.Choice(ENGINES),
+    type=ENGINES,
     default="fast",
     show_default=True,
     help="fast (numba) or reference (online agents); results are identical.",
@@ -108,6 +165,9 @@ def run(
     out: Path | None,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
+    from mamab.agents import AlgorithmParams
+    from mamab.config import Config
+
     config = Config(
         algorithm=algorithm,
         agents=agents,
@@ -128,6 +188,17 @@ def run(
     )
     if out is not None and out.exists() and not out.is_dir():
         raise ConfigError(f"output path {out} is a file, not a directory")
+    import numpy as np  # the input is valid: now the heavy modules
+
+    from mamab.simulate import simulate
+    from mamab.stats import median_band
+    from mamab.storage import prepare_out_dir, regret_table, write_json, write_parquet
+    from mamab.versions import provenance
+
+    if engine == "fast":
+        from mamab.engine.warmup import compile_notice
+
+        compile_notice([algorithm])
     result = simulate(config, engine=engine, jobs=jobs)
     per_run = result.final_regret_mean()  # agents that crashed are reported apart, in summary.json
     med, lo, hi = median_band(per_run)
@@ -287,10 +358,26 @@ def keys(agents: int, port_base: int, out: Path, server: bool, host: str, force:
     click.echo(f"roster: {roster} ({nodes} nodes); secrets: {out}/agent-<i>.secret (mode 0600)")
 
 
-from mamab.live.commands import agent, live  # noqa: E402  (the live network's commands)
+@cli.command()
+def warmup() -> None:
+    """Compile every fast kernel now (the first run otherwise spends ~20 s doing it)."""
+    import time
 
-cli.add_command(agent)
-cli.add_command(live)
+    from tqdm import tqdm
+
+    from mamab.engine.warmup import warmup as compile_all
+    from mamab.engine.warmup import warmup_configs
+
+    start = time.perf_counter()
+    total = sum(1 for _ in warmup_configs())
+    with tqdm(total=total, desc="compiling kernels", unit="config", file=sys.stderr) as bar:
+
+        def step(algorithm: str) -> None:
+            bar.set_postfix_str(algorithm, refresh=False)
+            bar.update(1)
+
+        compile_all(step)
+    click.echo(f"kernels ready ({time.perf_counter() - start:.1f} s)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -136,6 +136,10 @@ def run_sweep(
     if other_code:
         print(f"{spec.name}: {other_code} tasks from other code recomputed", file=sys.stderr)
     executor = executor or LocalExecutor(jobs)
+    if todo and isinstance(executor, LocalExecutor):  # workers here share this disk's kernel cache
+        from mamab.engine.warmup import compile_notice
+
+        compile_notice(sorted({task.config.algorithm for task in todo}))
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     steps = 0
