@@ -7,6 +7,8 @@ networkx, numba, pyarrow and matplotlib load only where they are needed.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -63,3 +65,19 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+class _Package(types.ModuleType):
+    """Keeps ``mamab.simulate`` the function when the submodule of that name is imported.
+
+    Importing ``mamab.simulate`` binds the module as an attribute of the package; an eager
+    ``from mamab.simulate import simulate`` used to rebind it, a lazy export must refuse it.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -371,12 +371,10 @@ def warmup() -> None:
     start = time.perf_counter()
     total = sum(1 for _ in warmup_configs())
     with tqdm(total=total, desc="compiling kernels", unit="config", file=sys.stderr) as bar:
-
-        def step(algorithm: str) -> None:
-            bar.set_postfix_str(algorithm, refresh=False)
-            bar.update(1)
-
-        compile_all(step)
+        compile_all(
+            starting=lambda algorithm: bar.set_postfix_str(algorithm),
+            done=lambda algorithm: bar.update(1),
+        )
     click.echo(f"kernels ready ({time.perf_counter() - start:.1f} s)")
 
 

@@ -70,14 +70,21 @@ def warmup_configs():
                      crash_rate=0.01, recover_after=5)  # fmt: skip
 
 
-def warmup(progress: Callable[[str], None] | None = None) -> int:
-    """Compile (or load from the cache) every kernel; returns the configurations run."""
+def warmup(
+    starting: Callable[[str], None] | None = None, done: Callable[[str], None] | None = None
+) -> int:
+    """Compile (or load from the cache) every kernel; returns the configurations run.
+
+    ``starting(algorithm)`` and ``done(algorithm)`` are called around each configuration.
+    """
     from mamab.simulate import simulate
 
-    done = 0
+    count = 0
     for config in warmup_configs():
-        if progress is not None:
-            progress(config.algorithm)
+        if starting is not None:
+            starting(config.algorithm)
         simulate(config, engine="fast", jobs=1)
-        done += 1
-    return done
+        if done is not None:
+            done(config.algorithm)
+        count += 1
+    return count
