@@ -3,6 +3,7 @@ parameters and faults are lists in TOML, columns in every table and labels in fi
 Python entry point ``mamab.sweep``; start-up imports."""
 
 import csv
+import dataclasses
 import json
 import subprocess
 import sys
@@ -283,3 +284,28 @@ def test_cache_state_is_read_from_numba(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert found.stdout.split() == ["True", "False"]
+
+
+def test_plugin_parameters_go_into_extra(monkeypatch):
+    """Unknown keys of [experiments.params] are a plugin's own parameters: AlgorithmParams.extra
+    (part A of issue 13 adds the field; here a stand-in subclass holds it)."""
+    from mamab.experiments import spec as spec_module
+
+    @dataclasses.dataclass(frozen=True)
+    class WithExtra(AlgorithmParams):
+        extra: tuple = ()
+
+    monkeypatch.setattr(spec_module, "AlgorithmParams", WithExtra)
+    monkeypatch.setattr(spec_module, "HAS_EXTRA", True)
+    spec = parse_spec({"experiments": [{"algorithms": "lcc-ucb", "agents": 2, "arms": 4,
+                                        "horizon": 10, "params": {"epsilon": [0.1, 0.3],
+                                                                  "mode": "greedy", "k_prime": 3}}]})  # fmt: skip
+    params = [c.params for _, c in spec.configs]
+    assert [p.extra for p in params] == [
+        (("epsilon", 0.1), ("mode", "greedy")),
+        (("epsilon", 0.3), ("mode", "greedy")),
+    ]
+    assert {p.k_prime for p in params} == {3}
+    with pytest.raises(ConfigError, match=r"params\.epsilon: expected"):
+        parse_spec({"experiments": [{"algorithms": "lcc-ucb", "agents": 2, "arms": 4,
+                                     "horizon": 10, "params": {"epsilon": [[1]]}}]})  # fmt: skip
