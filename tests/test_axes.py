@@ -309,3 +309,33 @@ def test_plugin_parameters_go_into_extra(monkeypatch):
     with pytest.raises(ConfigError, match=r"params\.epsilon: expected"):
         parse_spec({"experiments": [{"algorithms": "lcc-ucb", "agents": 2, "arms": 4,
                                      "horizon": 10, "params": {"epsilon": [[1]]}}]})  # fmt: skip
+
+
+def test_plugin_parameters_are_columns(monkeypatch, tmp_path):
+    """Each plugin parameter is a column ``extra.<name>`` of every table (stand-in ``extra``)."""
+    from mamab.experiments import spec as spec_module
+
+    @dataclasses.dataclass(frozen=True)
+    class WithExtra(AlgorithmParams):
+        extra: tuple = ()
+
+    monkeypatch.setattr(spec_module, "AlgorithmParams", WithExtra)
+    monkeypatch.setattr(spec_module, "HAS_EXTRA", True)
+    data = {"name": "plugin", "runs": 2, "grid_points": 5,
+            "experiments": [{"algorithms": "no-communication", "agents": 2, "arms": 4, "horizon": 50,
+                             "params": {"epsilon": [0.1, 0.25], "mode": "greedy"}}]}  # fmt: skip
+    outcome = mamab.sweep(data, out=tmp_path / "out", jobs=1)
+    rows = rows_of(tmp_path / "out" / "summary.csv")
+    assert [(r["extra.epsilon"], r["extra.mode"]) for r in rows] == [
+        ("0.1", "greedy"),
+        ("0.25", "greedy"),
+    ]
+    header = list(rows[0])
+    assert header.index("extra.epsilon") < header.index("config_id")
+    curves = pq.read_table(tmp_path / "out" / "curves.parquet")
+    assert curves.schema.field("extra.epsilon").type == "double"
+    assert set(curves.column("extra.epsilon").to_pylist()) == {0.1, 0.25}
+    assert set(
+        pq.read_table(tmp_path / "out" / "finals.parquet").column("extra.mode").to_pylist()
+    ) == {"greedy"}
+    assert len({r["config_id"] for r in rows}) == 2 and outcome.tasks_run == 2

@@ -183,14 +183,54 @@ def _usable(task: Task, out: Path) -> dict[str, np.ndarray]:
     raise ConfigError(f"task {task.name} {reason} in {out}; run the sweep first")
 
 
+def plugin_parameters(r: ConfigResult) -> dict[str, object]:
+    """A plugin's own parameters (``AlgorithmParams.extra``) of a configuration, by name."""
+    extra = (r.config.get("params") or {}).get("extra") or ()
+    return dict(extra.items() if isinstance(extra, dict) else extra)
+
+
+def extra_columns(results: list[ConfigResult]) -> dict[str, pa.DataType]:
+    """One column ``extra.<name>`` per plugin parameter any configuration sets, with its type."""
+    values: dict[str, list] = {}
+    for r in results:
+        for name, value in plugin_parameters(r).items():
+            values.setdefault(f"extra.{name}", []).append(value)
+    types = {}
+    for name in sorted(values):
+        kinds = {type(v) for v in values[name]}
+        if kinds <= {bool}:
+            types[name] = pa.bool_()
+        elif kinds <= {int}:
+            types[name] = pa.int64()
+        elif kinds <= {int, float}:
+            types[name] = pa.float64()
+        else:
+            types[name] = pa.string()
+    return types
+
+
+def _extra_row(r: ConfigResult, columns: dict[str, pa.DataType]) -> dict[str, object]:
+    given = plugin_parameters(r)
+    row = {name: given.get(name[len("extra.") :]) for name in columns}
+    return {
+        k: (str(v) if columns[k] == pa.string() and v is not None else v) for k, v in row.items()
+    }
+
+
 def _config_columns(results: list[ConfigResult], counts: list[int]) -> dict[str, pa.Array]:
-    """experiment, figure, config_id and every configuration column, each row repeated counts[i]."""
+    """experiment, figure, config_id and every configuration column, each row repeated counts[i].
+
+    A plugin's own parameters follow as ``extra.<name>`` columns (when any configuration has one).
+    """
+    extra = extra_columns(results)
     rows = [
-        {"experiment": r.experiment, "figure": r.figure, "config_id": r.config_id, **r.flat}
+        {"experiment": r.experiment, "figure": r.figure, "config_id": r.config_id, **r.flat,
+         **_extra_row(r, extra)}
         for r in results
-    ]
+    ]  # fmt: skip
     types = {"experiment": pa.string(), "figure": pa.string(), "config_id": pa.string()}
     types.update({k: ARROW_TYPES[t] for k, t in CONFIG_TYPES.items()})
+    types.update(extra)
     table = pa.Table.from_pylist(rows, schema=pa.schema(list(types.items())))
     take = pa.array(np.repeat(np.arange(len(results), dtype=np.int64), counts))
     return {name: table.column(name).take(take).combine_chunks() for name in types}
@@ -251,9 +291,12 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
         sent = r.counters[COUNTERS.index("bits_sent")].mean(axis=1)
         messages = r.counters[COUNTERS.index("messages_sent")].mean(axis=1)
         flat = r.flat
+        plugin = {
+            f"extra.{k}": "" if v is None else str(v) for k, v in plugin_parameters(r).items()
+        }
         rows.append({
             "experiment": r.experiment, "figure": r.figure,
-            **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS}, "config_id": r.config_id,
+            **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS}, **plugin, "config_id": r.config_id,
             "final_regret_median": _number(med),
             "final_regret_ci_low": _number(lo), "final_regret_ci_high": _number(hi),
             "bits_sent_per_agent_median": _number(np.median(sent)),
@@ -264,9 +307,18 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
     return rows
 
 
+def summary_columns(rows: list[dict[str, str]]) -> list[str]:
+    """SUMMARY_COLUMNS, with a plugin's ``extra.<name>`` columns after the configuration's."""
+    extra = sorted({k for row in rows for k in row if k.startswith("extra.")})
+    at = SUMMARY_COLUMNS.index("config_id")
+    return [*SUMMARY_COLUMNS[:at], *extra, *SUMMARY_COLUMNS[at:]]
+
+
 def write_summary_csv(path: Path, rows: list[dict[str, str]]) -> None:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(
+        buffer, fieldnames=summary_columns(rows), lineterminator="\n", restval=""
+    )
     writer.writeheader()
     writer.writerows(rows)
     text = buffer.getvalue()
