@@ -156,6 +156,7 @@ def test_ids_of_named_graph_configurations_are_unchanged():
         fields = dataclasses.replace(config, first_run=0).to_dict()
         if fields["delay"] == 0:
             del fields["delay"]
+        del fields["edges"]  # added by issue 13, left out of ids at its default (None)
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
     for config in (
