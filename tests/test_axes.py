@@ -339,3 +339,14 @@ def test_plugin_parameters_are_columns(monkeypatch, tmp_path):
         pq.read_table(tmp_path / "out" / "finals.parquet").column("extra.mode").to_pylist()
     ) == {"greedy"}
     assert len({r["config_id"] for r in rows}) == 2 and outcome.tasks_run == 2
+
+
+def test_cli_summary_names_the_varying_axes(swept, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", str(swept.directory.parent / "axes.toml"), "--out", str(swept.directory),
+              "--jobs", "1"])  # fmt: skip
+    assert done.value.code == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("noise")]
+    assert len(lines) == 8
+    assert all("sigma=" in line and "means=[" in line and "alpha=" in line for line in lines)
+    assert len(set(lines)) == 8  # every configuration's line is told apart

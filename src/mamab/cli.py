@@ -219,14 +219,49 @@ JOBS = click.option("--jobs", type=click.IntRange(min=1), default=None,
                     help="Worker processes for tasks [default: all cores].")  # fmt: skip
 
 
+#: Summary fields the table always shows, or that never tell configurations apart by themselves.
+SHOWN = ("experiment", "figure", "algorithm", "agents", "arms", "horizon", "config_id",
+         "graph_sha256", "runs", "seed", "grid_points")  # fmt: skip
+
+
+def _varying_text(rows: list[dict[str, str]]) -> list[str]:
+    """Per row, the other configuration fields that vary across rows ('sigma=0.5, k_prime=3')."""
+    from mamab.columns import field_text
+
+    stats = (
+        "final_regret_",
+        "bits_sent_",
+        "messages_sent_",
+        "diameter_",
+        "max_degree_",
+        "crashed_",
+    )
+    keys = [k for k in (rows[0] if rows else {}) if k not in SHOWN and not k.startswith(stats)]
+    varying = [k for k in keys if len({r[k] for r in rows}) > 1]
+
+    def text(value: str) -> str:
+        if not value:
+            return "default"
+        try:
+            return field_text(float(value)) if value[0] not in "[" else field_text(value)
+        except ValueError:
+            return value
+
+    return [", ".join(f"{k}={text(r[k])}" for k in varying) for r in rows]
+
+
 def _print_summary(rows: list[dict[str, str]]) -> None:
+    """One line per configuration; the fields that vary besides N, K, T close the line."""
+    settings = _varying_text(rows)
     click.echo(f"{'experiment':<16} {'algorithm':<20} {'N':>5} {'K':>5} {'T':>7} "
-               f"{'median regret/agent':>20} {'95% band':>22} {'bits/agent':>12}")  # fmt: skip
-    for r in rows:
+               f"{'median regret/agent':>20} {'95% band':>22} {'bits/agent':>12}"
+               + ("  setting" if any(settings) else ""))  # fmt: skip
+    for r, setting in zip(rows, settings, strict=True):
         band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
         click.echo(f"{r['experiment']:<16} {r['algorithm']:<20} {r['agents']:>5} {r['arms']:>5} {r['horizon']:>7} "
                    f"{float(r['final_regret_median']):>20.1f} {band:>22} "
-                   f"{float(r['bits_sent_per_agent_median']):>12.4g}")  # fmt: skip
+                   f"{float(r['bits_sent_per_agent_median']):>12.4g}"
+                   + (f"  {setting}" if setting else ""))  # fmt: skip
 
 
 def executor_options(command):
