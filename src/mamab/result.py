@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,10 @@ COUNTERS = (
     "messages_lost",
     "bits_lost",
 )
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 @dataclass
@@ -119,7 +124,8 @@ class Result:
         return {
             "crashed_agents": crashed.tolist(),
             "crash_steps": self.crash[i, crashed].tolist(),
-            "final_regret_mean_survivors": float(self.final_regret_mean()[i]),
+            # null (not NaN: JSON has no such token) when no agent survived
+            "final_regret_mean_survivors": _finite_or_none(float(self.final_regret_mean()[i])),
         }
 
     def summary(self) -> dict:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from mamab import resources
 from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
 from mamab.instance import make_instance
@@ -10,18 +13,25 @@ from mamab.timegrid import time_grid
 
 
 def simulate(
-    config: Config, engine: str = "fast", trace: bool = False, jobs: int | None = None
+    config: Config,
+    engine: str = "fast",
+    trace: bool = False,
+    jobs: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Result:
     """Simulate every run of ``config``.
 
     ``engine`` is "fast" (numba kernels, runs spread over ``jobs`` threads, default all cores) or
     "reference" (the online agents); both give identical results. ``trace`` also keeps each
-    agent's arm at every step.
+    agent's arm at every step. Before any work, memory and time are estimated and work that
+    cannot fit this machine is refused (:func:`mamab.resources.check`). ``progress`` is called
+    with the agent-steps done, block by block (a progress bar's ``update``).
     """
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    resources.check(resources.estimate(config, engine, jobs, trace))
     grid = time_grid(config.horizon, config.grid_points)
-    instances = [make_instance(config, run) for run in config.run_ids]
+    instances = [make_instance(config, run, progress) for run in config.run_ids]
     if engine == "reference":
         from mamab.engine.reference import run_reference
 

@@ -6,14 +6,20 @@ Results never depend on the executor: a task's output is a function of its confi
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Protocol
 
 from mamab.experiments.tasks import Task, run_task
+from mamab.resources import cores
 
 
 class Executor(Protocol):
@@ -22,11 +28,42 @@ class Executor(Protocol):
         ...
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+WATCH_SECONDS = 1.0
+
+
+def die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when ``parent`` dies, even by SIGKILL.
+
+    On Linux the kernel sends SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG); everywhere
+    a daemon thread also checks every second that the parent is still ours, as a fallback
+    (another OS, or a parent that died before prctl took effect).
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl: nobody will signal us
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="mamab-watch").start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_SECONDS)
+    os._exit(1)
+
+
 class LocalExecutor:
-    """Tasks on this machine: in-process for one job, else a pool of worker processes."""
+    """Tasks on this machine: in-process for one job, else a pool of worker processes.
+
+    ``jobs`` is capped at the cores available; workers die with this process (even on SIGKILL).
+    """
 
     def __init__(self, jobs: int | None = None):
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.jobs = max(1, min(jobs or cores(), cores()))
 
     def run(self, tasks: list[Task], out: Path) -> Iterator[tuple[Task, int]]:
         if self.jobs == 1 or len(tasks) <= 1:
@@ -37,7 +74,9 @@ class LocalExecutor:
         # stdin); tasks start no threads, so nothing is left half-copied in the child
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(min(self.jobs, len(tasks)), mp_context=context) as pool:
+        workers = min(self.jobs, len(tasks))
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:  # fmt: skip
             pending = {pool.submit(run_task, task, out): task for task in tasks}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
