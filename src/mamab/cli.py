@@ -230,17 +230,27 @@ def run(
         click.echo(f"wrote {directory / 'summary.json'}")
 
 
+#: Work estimated to last this many seconds is announced (None: mamab.resources.LONG_SECONDS).
+LONG_SECONDS: float | None = None
+
+
+def simulate(config: Config, **options) -> Result:
+    """:func:`mamab.simulate.simulate`, imported when a command first simulates."""
+    from mamab.simulate import simulate as run
+
+    return run(config, **options)
+
+
 def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool) -> Result:
     """Estimate first (refuse what cannot fit; announce long work), then simulate with a
     progress bar on a terminal."""
     from tqdm import tqdm
 
-    from mamab.resources import LONG_SECONDS, check, estimate
-    from mamab.simulate import simulate
+    from mamab import resources
 
-    found = estimate(config, engine, jobs, table=table)
-    check(found)
-    long = found.seconds >= LONG_SECONDS
+    found = resources.estimate(config, engine, jobs, table=table)
+    resources.check(found)
+    long = found.seconds >= (resources.LONG_SECONDS if LONG_SECONDS is None else LONG_SECONDS)
     if long:
         click.echo(f"mamab: estimated {found.describe()}", err=True)
     with tqdm(total=found.agent_steps, unit="agent-steps", unit_scale=True, leave=False,
