@@ -13,17 +13,18 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     figure = "complete"        # optional: experiments sharing a figure are drawn together
     algorithms = ["lcc-ucb", "no-communication"]
     agents = [10, 20]          # int or list
-    arms = 100                 # int or list
+    arms = 100                 # int or list (optional with means: each vector's length)
     horizon = 100000           # int or list
     graph = "complete"         # name, edge-list path, or list
-    edge_prob = 0.1            # optional, float or list (Erdős–Rényi; default 10/N)
-    reward = "bernoulli"       # or "gaussian"
-    sigma = 1.0
-    alpha = 2.0                # optional; default 2 (4 for gosine)
-    loss = [0.0, 0.5]          # optional, float or list: each message lost with this probability
-    delay = 0.2                # optional, float or list: a message arrives one exchange late
-    crash_rate = 0.001         # optional: probability per agent and step of crashing
-    recover_after = 100        # optional: steps a crashed agent stays down (0: for good)
+    sigma = [0.5, 1.0]         # EVERY Config field is an axis: a scalar or a list
+    means = [[0.9, 0.5], [0.8, 0.7]]   # vectors: one, or a list of them (or means_file = PATH)
+    alpha = [1.0, 2.0]         # an AlgorithmParams field, here or in [experiments.params]
+
+    [experiments.params]       # every AlgorithmParams field; other keys: a plugin's `extra`
+    k_prime = [3, 5]
+
+The axes are read from the dataclasses' fields and annotations (``CONFIG_AXES``,
+``PARAM_AXES``), so a field added to ``Config`` or ``AlgorithmParams`` is an axis by itself.
 """
 
 from __future__ import annotations
@@ -252,12 +253,14 @@ class _NetworkxGraph(metaclass=_NetworkxGraphMeta):
 CONFIG_AXES = _config_axes()
 PARAM_AXES = _param_axes()
 HAS_EXTRA = any(f.name == EXTRA for f in dataclasses.fields(AlgorithmParams))
-#: Experiment keys besides the configuration fields.
-OWN_KEYS = ("name", "figure", "algorithms", "alpha", "means_file", "params")
+#: Experiment keys besides the configuration fields and the algorithm's parameters.
+OWN_KEYS = ("name", "figure", "algorithms", "means_file", "params")
 
 
 def experiment_keys() -> list[str]:
-    return [*OWN_KEYS, *CONFIG_AXES]
+    """Allowed keys: the own ones, every configuration field and every algorithm parameter
+    (``alpha = 1`` is ``params.alpha = 1``)."""
+    return [*OWN_KEYS, *CONFIG_AXES, *(k for k in PARAM_AXES if k not in CONFIG_AXES)]
 
 
 def _check_grid_size(source: str, blocks: list, tasks_per_config: int) -> None:
@@ -357,10 +360,10 @@ def _read_axes(block: dict, where: str) -> dict[str, list]:
         raise ConfigError(
             f"{where}.params: expected a table of algorithm parameters, got {params!r}"
         )
-    if "alpha" in block:
-        if "alpha" in params:
-            raise ConfigError(f"{where}: give alpha or params.alpha, not both")
-        params = {"alpha": block["alpha"], **params}
+    for key in [k for k in block if k in PARAM_AXES and k not in CONFIG_AXES]:
+        if key in params:
+            raise ConfigError(f"{where}: give {key} or params.{key}, not both")
+        params = {key: block[key], **params}
     extra: dict[str, list] = {}
     for key, value in params.items():
         if key in PARAM_AXES:
@@ -390,7 +393,7 @@ def _make_config(values: dict[str, Any], base: dict[str, Any]) -> Config:
         params[EXTRA] = extra
     if fields.get("arms") is None and fields.get("means") is not None:
         fields["arms"] = len(fields["means"])  # arms follow the means when not given
-    return Config(**fields, **base, params=AlgorithmParams(**params))
+    return Config(**{**base, **fields}, params=AlgorithmParams(**params))  # the experiment's win
 
 
 def _parse_experiment(
