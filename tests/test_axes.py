@@ -286,10 +286,24 @@ def test_cache_state_is_read_from_numba(tmp_path):
     assert found.stdout.split() == ["True", "False"]
 
 
-def test_plugin_parameters_go_into_extra(monkeypatch):
-    """Unknown keys of [experiments.params] are a plugin's own parameters: AlgorithmParams.extra
-    (part A of issue 13 adds the field; here a stand-in subclass holds it)."""
+@pytest.fixture
+def plugin(monkeypatch):
+    """An algorithm taking plugin parameters ``epsilon`` and ``mode`` (AlgorithmParams.extra).
+
+    With the algorithm registry (issue 13 part A) a registered plugin playing like
+    no-communication; without it, a stand-in subclass of AlgorithmParams holding ``extra``.
+    """
     from mamab.experiments import spec as spec_module
+
+    if any(f.name == "extra" for f in dataclasses.fields(AlgorithmParams)):
+
+        def make(topology, n_arms, horizon, params, rng):
+            return mamab.make_agents("no-communication", topology, n_arms, horizon, None, rng)
+
+        mamab.register_algorithm("axes-plugin", make, parameters=("epsilon", "mode"))
+        yield "axes-plugin"
+        mamab.unregister_algorithm("axes-plugin")
+        return
 
     @dataclasses.dataclass(frozen=True)
     class WithExtra(AlgorithmParams):
@@ -297,7 +311,12 @@ def test_plugin_parameters_go_into_extra(monkeypatch):
 
     monkeypatch.setattr(spec_module, "AlgorithmParams", WithExtra)
     monkeypatch.setattr(spec_module, "HAS_EXTRA", True)
-    spec = parse_spec({"experiments": [{"algorithms": "lcc-ucb", "agents": 2, "arms": 4,
+    yield "no-communication"
+
+
+def test_plugin_parameters_go_into_extra(plugin):
+    """Unknown keys of [experiments.params] are a plugin's own parameters: AlgorithmParams.extra."""
+    spec = parse_spec({"experiments": [{"algorithms": plugin, "agents": 2, "arms": 4,
                                         "horizon": 10, "params": {"epsilon": [0.1, 0.3],
                                                                   "mode": "greedy", "k_prime": 3}}]})  # fmt: skip
     params = [c.params for _, c in spec.configs]
@@ -307,22 +326,14 @@ def test_plugin_parameters_go_into_extra(monkeypatch):
     ]
     assert {p.k_prime for p in params} == {3}
     with pytest.raises(ConfigError, match=r"params\.epsilon: expected"):
-        parse_spec({"experiments": [{"algorithms": "lcc-ucb", "agents": 2, "arms": 4,
+        parse_spec({"experiments": [{"algorithms": plugin, "agents": 2, "arms": 4,
                                      "horizon": 10, "params": {"epsilon": [[1]]}}]})  # fmt: skip
 
 
-def test_plugin_parameters_are_columns(monkeypatch, tmp_path):
-    """Each plugin parameter is a column ``extra.<name>`` of every table (stand-in ``extra``)."""
-    from mamab.experiments import spec as spec_module
-
-    @dataclasses.dataclass(frozen=True)
-    class WithExtra(AlgorithmParams):
-        extra: tuple = ()
-
-    monkeypatch.setattr(spec_module, "AlgorithmParams", WithExtra)
-    monkeypatch.setattr(spec_module, "HAS_EXTRA", True)
+def test_plugin_parameters_are_columns(plugin, tmp_path):
+    """Each plugin parameter is a column ``extra.<name>`` of every table."""
     data = {"name": "plugin", "runs": 2, "grid_points": 5,
-            "experiments": [{"algorithms": "no-communication", "agents": 2, "arms": 4, "horizon": 50,
+            "experiments": [{"algorithms": plugin, "agents": 2, "arms": 4, "horizon": 50,
                              "params": {"epsilon": [0.1, 0.25], "mode": "greedy"}}]}  # fmt: skip
     outcome = mamab.sweep(data, out=tmp_path / "out", jobs=1)
     rows = rows_of(tmp_path / "out" / "summary.csv")
