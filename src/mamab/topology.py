@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -88,7 +87,9 @@ class Topology:
             raise ConfigError(f"the {self.name} graph is disconnected, so it has no diameter")
         if self.known_diameter is not None:  # named graphs: no all-pairs search on large N
             return self.known_diameter
-        return 0 if self.n_agents == 1 else int(_diameter_kernel()(*self.csr()))
+        from mamab.engine.diameter import bounded_diameter  # numba: loaded when first needed
+
+        return 0 if self.n_agents == 1 else int(bounded_diameter(*self.csr()))
 
     def are_neighbours(self, a: int, b: int) -> bool:
         return b in self.neighbours[a]
@@ -234,60 +235,6 @@ def _gnp_edges(
         first = last
 
 
-def _bfs(indptr, indices, source, dist, queue):
-    """Distances from ``source`` into ``dist`` (-1: unreached); returns the farthest node."""
-    dist[:] = -1
-    dist[source] = 0
-    queue[0] = source
-    head, tail, far = 0, 1, source
-    while head < tail:
-        v = queue[head]
-        head += 1
-        far = v
-        for w in indices[indptr[v] : indptr[v + 1]]:
-            if dist[w] < 0:
-                dist[w] = dist[v] + 1
-                queue[tail] = w
-                tail += 1
-    return far
-
-
-def _bounded_diameter(indptr, indices):
-    """Exact diameter of a connected graph by bounding eccentricities (Takes & Kosters 2011).
-
-    Every BFS from v gives, for every node w at distance d, max(d, ecc(v) - d) <= ecc(w) <=
-    ecc(v) + d. The diameter is the largest eccentricity, so it is found when the largest lower
-    bound meets the largest upper bound. BFS sources alternate between the node with the
-    largest upper bound and the one with the smallest lower bound (among nodes not yet exact);
-    on sparse graphs a few dozen BFS replace networkx's N (N = 10^5 in seconds, not hours).
-    """
-    n = indptr.size - 1
-    dist, queue = np.empty(n, np.int64), np.empty(n, np.int64)
-    low, high = np.zeros(n, np.int64), np.full(n, n, np.int64)
-    degrees = indptr[1:] - indptr[:-1]
-    v, pick_high = int(np.argmax(degrees)), True
-    while True:
-        far = _bfs(indptr, indices, v, dist, queue)
-        ecc = dist[far]
-        for w in range(n):
-            low[w] = max(low[w], dist[w], ecc - dist[w])
-            high[w] = min(high[w], ecc + dist[w])
-        lower, upper = low.max(), high.max()
-        if lower == upper:
-            return lower
-        best = -1
-        for w in range(n):  # next source: not yet exact, extreme bound, then highest degree
-            if low[w] == high[w]:
-                continue
-            if pick_high:
-                better = (high[w], degrees[w]) > (high[best], degrees[best])
-            else:
-                better = (low[w], -degrees[w]) < (low[best], -degrees[best])
-            if best < 0 or better:
-                best = w
-        v, pick_high = best, not pick_high
-
-
 def check_edge_prob(p: float) -> None:
     if not (isinstance(p, int | float) and 0 < p <= 1):
         raise ConfigError(f"edge probability must lie in (0, 1], got {p}")
@@ -373,21 +320,3 @@ def build(
 def default_edge_prob(n: int) -> float:
     """The paper's p = 10/N (capped at 1)."""
     return min(1.0, 10.0 / n)
-
-
-_KERNEL: list = []  # the compiled diameter kernel, once made
-_KERNEL_LOCK = threading.Lock()
-
-
-def _diameter_kernel():
-    """``_bounded_diameter`` compiled by numba on first use (numba costs ~0.5 s to import, which
-    ``import mamab`` and an input error should not pay); ``_bfs`` is compiled first, as the
-    kernel calls it. Runs on several threads may ask at once: made once, under a lock."""
-    global _bfs
-    with _KERNEL_LOCK:
-        if not _KERNEL:
-            from numba import njit
-
-            _bfs = njit(cache=True)(_bfs)
-            _KERNEL.append(njit(cache=True)(_bounded_diameter))
-        return _KERNEL[0]
