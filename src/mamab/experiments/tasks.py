@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mamab.agents import AlgorithmParams
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments import provenance
@@ -44,19 +45,33 @@ ARRAYS = (
 OK, MISSING, UNUSABLE, OTHER_CODE = "ok", "missing", "unusable", "other-code"
 
 
-def graph_digest(graph: str) -> str | None:
-    """sha256 of an edge-list graph file's bytes (None for a named graph such as 'ring')."""
+#: The fields ids were made of before issue 13. A field added since is left out of a
+#: configuration's id while it holds its default, so ids (and finished task files) stay valid.
+KEYED_FIELDS = frozenset({
+    "algorithm", "agents", "arms", "horizon", "runs", "seed", "reward", "sigma", "graph",
+    "edge_prob", "means", "params", "grid_points", "first_run", "loss", "crash_rate", "crash_at",
+    "recover_after",
+})  # fmt: skip
+KEYED_PARAMS = frozenset({"alpha", "k_prime", "sub_epochs", "gossip_exponent", "consensus_kappa"})
+_CONFIG_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config)}
+_PARAM_DEFAULTS = json.loads(json.dumps(dataclasses.asdict(AlgorithmParams())))
+
+
+def graph_digest(graph: str | Config) -> str | None:
+    """sha256 of a graph's contents: an edge-list file's bytes, or a networkx graph's edge list.
+
+    None for a named graph such as 'ring'.
+    """
+    if isinstance(graph, Config):
+        if graph.edges is not None:
+            return hashlib.sha256(json.dumps(graph.edges).encode()).hexdigest()
+        graph = graph.graph
     if graph in GRAPH_KINDS:
         return None
     try:
         return hashlib.sha256(Path(graph).read_bytes()).hexdigest()
     except OSError as err:
         raise ConfigError(f"cannot read graph file {graph}: {err.strerror or err}") from None
-
-
-#: Fields added after ids were first published, with the value that keeps an id unchanged.
-LATER_DEFAULTS = {"grid_style": "log"}
-LATER_PARAM_DEFAULTS = {"demab_radius": None, "demab_best_arm": "shared", "relay_k_prime": "agents"}
 
 
 def config_key(config: Config, graph_sha256: str | None = None) -> dict:
@@ -66,16 +81,17 @@ def config_key(config: Config, graph_sha256: str | None = None) -> dict:
     file gives new ids and the same file under another path gives the same id.
     """
     fields = json.loads(json.dumps(dataclasses.replace(config, first_run=0).to_dict()))
-    if fields["delay"] == 0:
-        del fields["delay"]  # ids of configurations without delays predate the option: keep them
-    for key, default in LATER_DEFAULTS.items():  # so do ids of configurations not using these
-        if fields.get(key) == default:
-            del fields[key]
-    for key, default in LATER_PARAM_DEFAULTS.items():
-        if fields["params"].get(key) == default:
-            del fields["params"][key]
+    for name in [k for k in fields if k not in KEYED_FIELDS]:
+        if fields[name] == _CONFIG_DEFAULTS.get(name, dataclasses.MISSING):
+            del fields[name]  # delay = 0, no edges, ...: ids from before the field stay valid
+    params = fields["params"]
+    for name in [k for k in params if k not in KEYED_PARAMS]:
+        if params[name] == _PARAM_DEFAULTS.get(name, dataclasses.MISSING):
+            del params[name]
     if graph_sha256 is not None:
-        fields["graph"] = "file"
+        fields.pop("edges", None)  # a networkx graph counts by its edge list's digest
+        if config.edges is None:
+            fields["graph"] = "file"
         fields["graph_sha256"] = graph_sha256
     return fields
 
@@ -124,7 +140,7 @@ def split(
 
 def _check_graph(task: Task) -> None:
     """Refuse to compute on a graph file whose contents are not the ones the task is keyed on."""
-    if task.graph_sha256 is not None and graph_digest(task.config.graph) != task.graph_sha256:
+    if task.graph_sha256 is not None and graph_digest(task.config) != task.graph_sha256:
         raise ConfigError(
             f"graph file {task.config.graph} changed while the sweep ran (or differs on this "
             "worker); run the sweep again"

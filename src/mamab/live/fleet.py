@@ -16,6 +16,7 @@ import numpy as np
 from mamab.agents import CENTRAL_SERVER
 from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.live.play import wire_spec
 from mamab.live.roster import write_fleet
 from mamab.live.transport import free_ports
 
@@ -135,6 +136,7 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
 
 def run_live(config: Config, *, sync: bool, timeout: float, progress=None) -> dict:
     """Every run of ``config`` live, one after the other; the summary."""
+    wire_spec(config)  # an algorithm the wire format does not know is refused before any start
     runs = []
     for run in config.run_ids:
         start = time.monotonic()
