@@ -1,6 +1,16 @@
 """mamab: cooperative multi-agent bandits under limited communication."""
 
-from mamab.agents import ALGORITHMS, Agent, AlgorithmParams, Message, make_agents
+from mamab.agents import (
+    ALGORITHMS,
+    Agent,
+    AlgorithmParams,
+    Message,
+    ReferenceEngineWarning,
+    algorithm_metadata,
+    make_agents,
+    register_algorithm,
+    unregister_algorithm,
+)
 from mamab.config import Config
 from mamab.errors import ConfigError, InvalidMessage, InvalidObservation
 from mamab.result import Result
@@ -17,8 +27,12 @@ __all__ = [
     "InvalidMessage",
     "InvalidObservation",
     "Message",
+    "ReferenceEngineWarning",
     "Result",
     "__version__",
+    "algorithm_metadata",
     "make_agents",
+    "register_algorithm",
     "simulate",
+    "unregister_algorithm",
 ]

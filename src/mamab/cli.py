@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import click
 import numpy as np
 
-from mamab.agents import ALGORITHMS, AlgorithmParams
+from mamab.agents import AlgorithmParams
 from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
+from mamab.options import ALGORITHM, PARAM, parse_param
 from mamab.problem import REWARD_MODELS
 from mamab.simulate import simulate
 from mamab.stats import median_band
@@ -25,9 +27,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option(
-    "--algorithm", required=True, type=click.Choice(ALGORITHMS), help="Algorithm every agent runs."
-)
+@ALGORITHM
 @click.option(
     "--agents", "-N", "agents", type=int, default=10, show_default=True, help="Number of agents N."
 )
@@ -61,12 +61,14 @@ def cli() -> None:
 @click.option(
     "--alpha", type=float, default=None, help="UCB exploration constant [default: 2; 4 for gosine]."
 )
+@PARAM
 @click.option(
     "--engine",
     type=click.Choice(ENGINES),
     default="fast",
     show_default=True,
-    help="fast (numba) or reference (online agents); results are identical.",
+    help="fast (numba) or reference (online agents); results are identical. "
+    "An algorithm without a fast kernel runs on the reference engine.",
 )
 @click.option(
     "--jobs",
@@ -98,6 +100,7 @@ def run(
     reward: str,
     sigma: float,
     alpha: float | None,
+    plugin_params: tuple[str, ...],
     engine: str,
     jobs: int | None,
     grid_points: int,
@@ -119,7 +122,7 @@ def run(
         sigma=sigma,
         graph=graph,
         edge_prob=edge_prob,
-        params=AlgorithmParams(alpha=alpha),
+        params=AlgorithmParams(alpha=alpha, extra=[parse_param(p) for p in plugin_params]),
         loss=loss,
         delay=delay,
         crash_rate=crash_rate,
@@ -293,8 +296,41 @@ cli.add_command(agent)
 cli.add_command(live)
 
 
+@cli.command()
+def algorithms() -> None:
+    """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it."""
+    from mamab.agents.registry import algorithms as every_algorithm
+
+    found, broken = every_algorithm()
+    width = max(len(a.name) for a in found)
+    click.echo(f"{'algorithm':<{width}}  {'engine':<9}  {'live':<4}  description")
+    for a in found:
+        engine = "fast" if a.fast else "reference"
+        where = "" if a.source == "built-in" else f" [{a.source}]"
+        click.echo(f"{a.name:<{width}}  {engine:<9}  {'yes' if a.wire else 'no':<4}  "
+                   f"{a.description}{where}")  # fmt: skip
+    for line in broken:
+        click.echo(f"mamab: {line}", err=True)
+
+
+def _one_line_warnings() -> None:
+    """Show mamab's own warnings (the reference fallback) as one line on stderr."""
+    from mamab.agents.registry import ReferenceEngineWarning
+
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, ReferenceEngineWarning):
+            click.echo(f"mamab: note: {message}", err=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: turn usage and configuration errors into one line and exit code 2."""
+    _one_line_warnings()
     if not (sys.argv[1:] if argv is None else argv):  # bare `mamab`: the help, not an error
         click.echo(cli.get_help(click.Context(cli, info_name="mamab")))
         sys.exit(0)

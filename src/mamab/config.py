@@ -63,7 +63,7 @@ class Config:
             or self.first_run < 0
         ):
             raise ConfigError(f"first_run must be a non-negative integer, got {self.first_run!r}")
-        check_algorithm(self.algorithm, self.agents, self.arms)
+        check_algorithm(self.algorithm, self.agents, self.arms, self.params)
         check_reward(self.reward, self.sigma)
         if self.graph not in GRAPH_KINDS and not Path(self.graph).is_file():
             raise ConfigError(
