@@ -134,3 +134,4 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
     assert summary.count("eps-greedy") == 1 and summary.count("lcc-ucb") == 1
     assert (results / "figures" / "complete-regret.png").stat().st_size > 0
     assert "complete-regret.png" in outputs["plot"].stdout
+    assert re.search(r"^  eps-greedy +0 ", outputs["frontier"].stdout, re.M)  # no bits sent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -292,6 +293,14 @@ def test_fallback_equals_the_agents_driven_by_hand(plugins, name, make, reward):
         result = simulate(config, engine="fast")
     for i, run in enumerate(result.runs):
         np.testing.assert_array_equal(result.regret[i], _by_hand(name, config, run))
+
+
+def test_plugin_without_reset_cannot_recover_in_one_line(plugins):
+    plugins("random-play", make_random)  # RandomAgent has no reset()
+    config = Config("random-play", agents=2, arms=3, horizon=50, crash_at=(10, 0), recover_after=5)
+    with pytest.raises(ConfigError, match="random-play: RandomAgent cannot recover from a crash"):
+        simulate(config, engine="reference")
+    simulate(dataclasses.replace(config, recover_after=0), engine="reference")
 
 
 def test_cli_says_it_once_in_one_line(plugins, capsys):
