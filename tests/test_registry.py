@@ -123,6 +123,7 @@ def test_name_clash_raises(plugins, name):
         ("x-flag", make_random, {"splits_arms": "yes"}, "True or False"),
         ("x-alpha", make_random, {"default_alpha": -1}, "positive"),
         ("x-call", 42, {}, "callable"),
+        ("x-src", make_random, {"source": "built-in"}, "only mamab's own"),
         ("bad name", make_random, {}, "spaces"),
         ("", make_random, {}, "printable string"),
     ],

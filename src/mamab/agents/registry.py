@@ -98,6 +98,8 @@ def register_algorithm(name: str, make: Make, **metadata: Any) -> AlgorithmInfo:
     algorithm mamab has no kernel or codec for.
     """
     source = metadata.pop("source", None) or _where(make)
+    if source == "built-in" and name not in FAST_KERNELS:
+        raise ConfigError(f"algorithm {name}: only mamab's own algorithms are built in")
     info = _build_info(name, make, {**getattr(make, "mamab_metadata", {}), **metadata}, source)
     with _lock:
         _ensure_builtins()
