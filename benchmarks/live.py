@@ -76,10 +76,11 @@ def main() -> None:
           f"{os.cpu_count()} cores; K = 100, seed 0, run 0. node s: a node's own loop (mean over "
           "agents), without process start-up; ms/step = node s / T.\n")  # fmt: skip
     print(
-        "| algorithm | N | graph | T | wall s | ms/step | sync waits/agent | messages/agent "
-        "| counted bits/agent | frame bytes/agent | wire bytes/agent | regret/agent | = mamab run |"
+        "| algorithm | N | graph | T | wall s (with start-up) | node s | ms/step | sync waits/agent "
+        "| messages/agent | counted bits/agent | frame bytes/agent | wire bytes/agent "
+        "| regret/agent | = mamab run |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for algorithm, (graph, t8, t32) in CASES.items():
             horizon = (t8 if n == 8 else t32) // (5 if args.quick else 1)

@@ -2,6 +2,7 @@
 a traceback, and nothing in the output directory changed by a failed command."""
 
 import hashlib
+import json
 import string
 import tempfile
 from pathlib import Path
@@ -15,9 +16,12 @@ from mamab.errors import ConfigError
 from mamab.experiments.spec import parse_spec
 
 FLAGS = ["--algorithm", "--agents", "--arms", "--horizon", "--runs", "--seed", "--graph", "--edge-prob",
-         "--reward", "--sigma", "--alpha", "--engine", "--grid-points", "--loss", "--delay", "--jobs"]  # fmt: skip
+         "--reward", "--sigma", "--alpha", "--engine", "--grid-points", "--loss", "--delay", "--jobs",
+         "--crash-rate", "--recover-after"]  # fmt: skip
 JUNK = st.one_of(
     st.integers(-5, 40).map(str),
+    st.integers(2**60, 2**70).map(str),  # int64 limits: refused or exact, never wrapped
+    st.sampled_from(["1e20", "1e308", "1e-320", "inf", "-inf", "nan", "1"]),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
     st.sampled_from(
         ["lcc-ucb", "demab", "gosine", "ring", "erdos-renyi", "gaussian", "fast", "", "-", "0x1"]
@@ -50,6 +54,13 @@ def test_cli_run_never_crashes(pairs, capsys):
         if done.value.code == 2:
             assert len(err.strip().splitlines()) == 1 and err.startswith("mamab: error:")
             assert snapshot(out) == before  # a failed command changes nothing
+        else:  # strict RFC 8259: no NaN or Infinity token
+            for name in ("summary.json", "metadata.json"):
+                json.loads((out / name).read_text(), parse_constant=_refuse)
+
+
+def _refuse(token: str) -> None:
+    raise AssertionError(f"non-standard JSON token {token}")
 
 
 VALUES = st.recursive(

@@ -192,9 +192,27 @@ def test_intruders_are_refused_and_change_nothing(tmp_path: Path) -> None:
     assert records[0]["refused"]["messages"] == 0  # nothing unauthenticated reached the node
 
 
+def test_async_live_runs_end_and_use_their_neighbours(tmp_path: Path) -> None:
+    config = Config("lcc-ucb", 3, 15, 4000, seed=8)
+    records = run_fleet(config, 0, sync=False, timeout=10, directory=tmp_path)
+    assert None not in records
+    assert all(r["waits"] == 0 for r in records)  # async: never waits
+    assert all(r["messages_sent"] == 2 * len(fleet_phases(config)) for r in records)
+    assert all(r["messages_received"] > 0 and r["refused"]["messages"] == 0 for r in records)
+
+
+def fleet_phases(config: Config) -> list[int]:
+    from mamab.live.play import fleet
+
+    return list(fleet(config, 0)[1][0].phases)
+
+
+@pytest.mark.slow
 def test_async_live_regret_within_simulator_band(tmp_path: Path) -> None:
-    """Async processes never wait; their trajectories differ, but the median's 95% band must
-    overlap the simulator's, below no communication's median."""
+    """Async processes never wait; their trajectories differ with their relative speeds, but on
+    an otherwise idle machine the median's 95% band overlaps the simulator's, below no
+    communication's median. (Under heavy load a node that runs far ahead drops its neighbours'
+    recommendations for phases it has left: then this fails, by design of async mode.)"""
     config = Config("lcc-ucb", 3, 15, 4000, runs=6, seed=8)
     live = []
     for run in config.run_ids:

@@ -8,15 +8,19 @@ from pathlib import Path
 
 import click
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from mamab.agents import AlgorithmParams
 from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
 from mamab.options import ALGORITHM, PARAM, parse_param
 from mamab.problem import REWARD_MODELS
+from mamab.resources import LONG_SECONDS, check, cores, estimate
+from mamab.result import Result
 from mamab.simulate import simulate
 from mamab.stats import median_band
-from mamab.storage import prepare_out_dir, regret_table, write_json, write_parquet
+from mamab.storage import check_out_dir, prepare_out_dir, regret_table, strict_json, write_files
 from mamab.versions import provenance
 
 
@@ -129,22 +133,53 @@ def run(
         recover_after=recover_after,
         grid_points=grid_points,
     )
-    if out is not None and out.exists() and not out.is_dir():
-        raise ConfigError(f"output path {out} is a file, not a directory")
-    result = simulate(config, engine=engine, jobs=jobs)
+    if out is not None:
+        check_out_dir(out)  # before the work: a bad --out must not cost the whole simulation
+    jobs = cap_jobs(jobs)
+    result = _simulate_with_progress(config, engine, jobs, table=out is not None)
     per_run = result.final_regret_mean()  # agents that crashed are reported apart, in summary.json
-    med, lo, hi = median_band(per_run)
     bits = float(np.median(result.counts["bits_sent"]))
     click.echo(
         f"{'algorithm':<20} {'median final regret/agent':>26} {'95% band':>22} {'median bits/agent':>18}"
     )
-    click.echo(f"{algorithm:<20} {med:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>22} {bits:>18.0f}")
+    if np.isnan(per_run).all():
+        click.echo(f"{algorithm:<20} {'n/a (no agent survived)':>26} {'':>22} {bits:>18.0f}")
+    else:
+        med, lo, hi = median_band(per_run)  # runs without survivors are left out
+        click.echo(f"{algorithm:<20} {med:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>22} {bits:>18.0f}")
     if out is not None:
         directory = prepare_out_dir(out)
-        write_parquet(directory / "regret.parquet", regret_table(result))
-        write_json(directory / "metadata.json", provenance(result))
-        write_json(directory / "summary.json", result.summary())
+        table, meta, summary = regret_table(result), provenance(result), result.summary()
+        write_files({
+            directory / "regret.parquet": lambda tmp: write_table(table, tmp),
+            directory / "metadata.json": lambda tmp: tmp.write_text(strict_json(meta)),
+            directory / "summary.json": lambda tmp: tmp.write_text(strict_json(summary)),
+        })  # fmt: skip
         click.echo(f"wrote {directory / 'summary.json'}")
+
+
+def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool) -> Result:
+    """Estimate first (refuse what cannot fit; announce long work), then simulate with a
+    progress bar on a terminal."""
+    from tqdm import tqdm
+
+    found = estimate(config, engine, jobs, table=table)
+    check(found)
+    long = found.seconds >= LONG_SECONDS
+    if long:
+        click.echo(f"mamab: estimated {found.describe()}", err=True)
+    with tqdm(total=found.agent_steps, unit="agent-steps", unit_scale=True, leave=False,
+              disable=not (long and sys.stderr.isatty())) as bar:  # fmt: skip
+        return simulate(config, engine=engine, jobs=jobs, progress=bar.update)
+
+
+def cap_jobs(jobs: int | None) -> int | None:
+    """``--jobs`` capped at the cores this process may use, said once on stderr."""
+    available = cores()
+    if jobs is not None and jobs > available:
+        click.echo(f"mamab: --jobs {jobs} capped at the {available} cores available", err=True)
+        return available
+    return jobs
 
 
 JOBS = click.option("--jobs", type=click.IntRange(min=1), default=None,
@@ -173,6 +208,11 @@ def executor_options(command):
     return command
 
 
+def write_table(table: pa.Table, path: Path) -> None:
+    """The long regret table as Parquet (a seam the full-disk test replaces)."""
+    pq.write_table(table, path)
+
+
 def make_executor(executor: str, jobs: int | None, scheduler: str | None, shared: bool):
     from mamab.experiments.executors import LocalExecutor
 
@@ -182,7 +222,7 @@ def make_executor(executor: str, jobs: int | None, scheduler: str | None, shared
         return DaskExecutor(scheduler=scheduler, shared=shared)
     if scheduler or shared:
         raise ConfigError("--scheduler and --shared go with --executor dask")
-    return LocalExecutor(jobs)
+    return LocalExecutor(cap_jobs(jobs))
 
 
 @cli.command()
@@ -343,4 +383,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.Abort:
         click.echo("mamab: interrupted", err=True)
         sys.exit(130)
+    except MemoryError:  # the estimate missed: still one line, and nothing half-written
+        click.echo(
+            "mamab: error: out of memory; reduce agents, arms, runs or grid points", err=True
+        )
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

@@ -43,9 +43,9 @@ def recovery_steps(crash: np.ndarray, horizon: int, recover_after: int) -> np.nd
     never = horizon + 2
     if recover_after <= 0:
         return np.full(crash.shape, never, dtype=np.int64)
-    return np.where(crash <= horizon, np.minimum(crash + recover_after, never), never).astype(
-        np.int64
-    )
+    # any delay beyond T + 2 means "never back"; clamping first keeps the sum inside int64
+    back = np.minimum(crash, never) + min(recover_after, never)
+    return np.where(crash <= horizon, np.minimum(back, never), never).astype(np.int64)
 
 
 def fault_seed(seed: int, run: int) -> int:

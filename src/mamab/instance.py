@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from mamab import topology as topo
+from mamab.agents.registry import central_server
 from mamab.config import Config
 from mamab.problem import Problem, draw_means
 from mamab.seeding import rng
@@ -19,6 +21,7 @@ class Instance:
     run: int
     problem: Problem
     topology: topo.Topology
+    progress: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
 
     def noise_rng(self, seed: int) -> np.random.Generator:
         return rng(seed, self.run, "noise")
@@ -28,7 +31,14 @@ class Instance:
         return rng(seed, self.run, "algorithm")
 
 
-def make_instance(config: Config, run: int) -> Instance:
+def uses_graph(algorithm: str) -> bool:
+    """Whether the agents' graph carries messages: not without communication, nor via a server."""
+    return algorithm != "no-communication" and not central_server(algorithm)
+
+
+def make_instance(
+    config: Config, run: int, progress: Callable[[int], None] | None = None
+) -> Instance:
     """Means from the run's 'means' stream (or the given ones), graph from its 'graph' stream."""
     means = (
         np.array(config.means, dtype=np.float64)
@@ -36,7 +46,6 @@ def make_instance(config: Config, run: int) -> Instance:
         else draw_means(rng(config.seed, run, "means"), config.arms)
     )
     problem = Problem(means, config.reward, config.sigma)
-    graph = topo.build(
-        config.graph, config.agents, rng(config.seed, run, "graph"), config.edge_prob
-    )
-    return Instance(run, problem, graph)
+    graph = topo.build(config.graph, config.agents, rng(config.seed, run, "graph"),
+                       config.edge_prob, edges=uses_graph(config.algorithm))  # fmt: skip
+    return Instance(run, problem, graph, progress)

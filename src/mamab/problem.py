@@ -7,7 +7,7 @@ that consume the same table therefore produce identical trajectories.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +15,12 @@ import numpy as np
 from mamab.errors import ConfigError
 
 REWARD_MODELS = ("bernoulli", "gaussian")
+#: Largest Gaussian sigma and arm-mean magnitude. A reward is then below 1e102 in magnitude (|z|
+#: never reaches 10 in 2^62 draws), and sums of 2^62 rewards, their squares and consensus
+#: averages stay far from float64 overflow (1.8e308), so both engines compute with finite
+#: numbers only. Beyond it a reward overflows to inf (sigma = 1e308) and the engines would part.
+MAX_MAGNITUDE = 1e100
+MAX_CHUNK_VALUES = 1 << 24  # noise numbers drawn at once
 
 
 @dataclass(frozen=True)
@@ -30,8 +36,10 @@ class Problem:
         means = np.asarray(self.means, dtype=np.float64)
         if means.ndim != 1 or means.size == 0:
             raise ConfigError("arm means must be a non-empty 1-D list")
-        if not np.all(np.isfinite(means)):
-            raise ConfigError("arm means must be finite")
+        if not np.all(np.isfinite(means)) or np.abs(means).max() > MAX_MAGNITUDE:
+            raise ConfigError(
+                f"arm means must be finite numbers of magnitude at most {MAX_MAGNITUDE:g}"
+            )
         if self.reward == "bernoulli" and (means.min() < 0 or means.max() > 1):
             raise ConfigError("Bernoulli arm means must lie in [0, 1]")
         object.__setattr__(self, "means", means)
@@ -58,8 +66,12 @@ def check_reward(reward: str, sigma: float) -> None:
         raise ConfigError(
             f"unknown reward model {reward!r}; choose one of {', '.join(REWARD_MODELS)}"
         )
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ConfigError(f"Gaussian sigma must be a positive number, got {sigma}")
+    if isinstance(sigma, bool) or not isinstance(sigma, int | float | np.floating):
+        raise ConfigError(f"Gaussian sigma must be a number, got {sigma!r}")
+    if not (np.isfinite(sigma) and 0 < sigma <= MAX_MAGNITUDE):
+        raise ConfigError(
+            f"Gaussian sigma must be a positive finite number at most {MAX_MAGNITUDE:g}, got {sigma}"
+        )
 
 
 def draw_means(rng: np.random.Generator, n_arms: int) -> np.ndarray:
@@ -68,14 +80,25 @@ def draw_means(rng: np.random.Generator, n_arms: int) -> np.ndarray:
 
 
 def noise_chunks(
-    rng: np.random.Generator, reward: str, n_agents: int, horizon: int, chunk: int = 4096
+    rng: np.random.Generator,
+    reward: str,
+    n_agents: int,
+    horizon: int,
+    chunk: int = 4096,
+    progress: Callable[[int], None] | None = None,
 ) -> Iterator[np.ndarray]:
     """Yield the noise table in blocks of at most ``chunk`` steps, shape (steps, n_agents).
 
     Values are drawn step-major in one stream, so the table is the same whatever ``chunk`` is.
+    A block holds at most ``MAX_CHUNK_VALUES`` numbers (128 MiB), fewer steps for many agents.
+    ``progress`` (a progress bar's update) gets the agent-steps of each block once it is used.
     """
     if chunk <= 0:
         raise ConfigError("noise chunk must be positive")
+    chunk = max(1, min(chunk, MAX_CHUNK_VALUES // n_agents))  # N = 10^5: 167 steps, not 4096
     draw = rng.random if reward == "bernoulli" else rng.standard_normal
     for start in range(0, horizon, chunk):
-        yield draw((min(chunk, horizon - start), n_agents))
+        steps = min(chunk, horizon - start)
+        yield draw((steps, n_agents))
+        if progress is not None:
+            progress(steps * n_agents)

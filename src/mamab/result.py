@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +21,10 @@ COUNTERS = (
     "messages_lost",
     "bits_lost",
 )
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 @dataclass
@@ -114,7 +119,8 @@ class Result:
         return {
             "crashed_agents": crashed.tolist(),
             "crash_steps": self.crash[i, crashed].tolist(),
-            "final_regret_mean_survivors": float(self.final_regret_mean()[i]),
+            # null (not NaN: JSON has no such token) when no agent survived
+            "final_regret_mean_survivors": _finite_or_none(float(self.final_regret_mean()[i])),
         }
 
     def summary(self) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -16,11 +17,44 @@ from mamab.errors import ConfigError
 from mamab.result import Result
 
 
-def prepare_out_dir(path: str | Path) -> Path:
-    """Check ``path`` can hold results (create it if missing); never touches existing files."""
+def check_out_dir(path: str | Path) -> Path:
+    """Check, before any work, that results can be written to ``path``; create and change nothing.
+
+    Refused with one line: a file (or a dangling symlink, or a symlink loop) in the way, a
+    directory (or, if it does not exist yet, the nearest existing parent) that is not writable.
+    """
     out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"output path {out} is a file, not a directory")
+    try:
+        existing = out
+        while True:
+            try:
+                existing.stat()
+                break
+            except FileNotFoundError:
+                if existing.is_symlink():
+                    raise ConfigError(f"output path {existing} is a dangling symlink") from None
+                if existing.parent == existing:
+                    raise
+                existing = existing.parent
+        if not existing.is_dir():
+            raise ConfigError(f"output path {existing} is a file, not a directory")
+        _probe(existing)
+    except OSError as err:
+        raise ConfigError(f"cannot write results to {out}: {err.strerror or err}") from None
+    return out
+
+
+def _probe(directory: Path) -> None:
+    """Create and remove a temporary file: the one reliable writability test (read-only mounts,
+    ACLs, root); leaves nothing behind."""
+    fd, name = tempfile.mkstemp(dir=directory, prefix=".mamab-probe-")
+    os.close(fd)
+    os.unlink(name)
+
+
+def prepare_out_dir(path: str | Path) -> Path:
+    """Check ``path`` can hold results and create it if missing; never touches existing files."""
+    out = check_out_dir(path)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -65,9 +99,50 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
+def strict_json(data: object) -> str:
+    """RFC 8259 JSON: a non-finite float (NaN, ±inf, which JSON cannot hold) becomes null."""
+    return json.dumps(_finite(data), indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def write_json(path: Path, data: dict) -> None:
-    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
+    text = strict_json(data)
     atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
+def write_files(writers: dict[Path, Callable[[Path], None]]) -> None:
+    """Write several files all or nothing: each to a temporary file beside it, then all renamed.
+
+    If any write fails (a full disk: ENOSPC) the temporaries are removed and every file that
+    existed before is left as it was; the OSError is raised as a one-line ConfigError.
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, write in writers.items():
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            os.close(fd)
+            staged.append((tmp, path))
+            write(Path(tmp))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except OSError as err:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        where = next(iter(writers)).parent if writers else "?"
+        raise ConfigError(f"cannot write results to {where}: {err.strerror or err}") from None
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def regret_table(result: Result) -> pa.Table:

@@ -7,6 +7,8 @@ engine visits neighbours in the same order.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -18,6 +20,7 @@ from mamab.errors import ConfigError
 
 GRAPH_KINDS = ("complete", "erdos-renyi", "ring", "line", "star", "grid")
 MAX_CONNECT_TRIES = 1000
+PAIR_BLOCK = 1 << 22  # node pairs drawn at once for G(n, p): memory stays O(block + edges)
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,9 @@ class Topology:
             raise ConfigError(f"the {self.name} graph is disconnected, so it has no diameter")
         if self.known_diameter is not None:  # named graphs: no all-pairs search on large N
             return self.known_diameter
-        return 0 if self.n_agents == 1 else int(nx.diameter(self._graph))
+        from mamab.engine.diameter import bounded_diameter  # numba: loaded when first needed
+
+        return 0 if self.n_agents == 1 else int(bounded_diameter(*self.csr()))
 
     def are_neighbours(self, a: int, b: int) -> bool:
         return b in self.neighbours[a]
@@ -84,6 +89,59 @@ class Topology:
         indptr[1:] = np.cumsum(self.degrees)
         indices = np.array([v for nb in self.neighbours for v in nb], dtype=np.int64)
         return indptr, indices
+
+
+@dataclass(frozen=True)
+class UnbuiltTopology(Topology):
+    """A named graph's size, name, diameter and maximum degree, without its edges.
+
+    For an algorithm that never messages (no-communication): results still report the graph's
+    diameter and degree, but N = 20000 costs no complete graph. Its agents have no neighbours.
+    """
+
+    known_max_degree: int = 0
+
+    @property
+    def max_degree(self) -> int:
+        return self.known_max_degree
+
+    @property
+    def is_connected(self) -> bool:  # every named graph is connected
+        return True
+
+    def are_neighbours(self, a: int, b: int) -> bool:
+        return False
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(self.n_agents + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+
+
+def grid_shape(n: int) -> tuple[int, int]:
+    """(rows, cols) of the most nearly square grid with rows * cols = n."""
+    rows = max(r for r in range(1, math.isqrt(n) + 1) if n % r == 0)
+    return rows, n // rows
+
+
+def named_shape(kind: str, n: int) -> tuple[str, int, int]:
+    """(name, diameter, max degree) of a named graph other than Erdős–Rényi, from formulas."""
+    if kind == "complete":
+        return "complete", min(n - 1, 1), n - 1
+    if kind == "ring":
+        return "ring", n // 2, min(2, n - 1)
+    if kind == "line":
+        return "line", n - 1, min(2, n - 1)
+    if kind == "star":
+        return "star", min(n - 1, 2), n - 1
+    if kind == "grid":
+        rows, cols = grid_shape(n)
+        return f"grid{rows}x{cols}", rows - 1 + cols - 1, min(2, rows - 1) + min(2, cols - 1)
+    raise ValueError(f"no formula for the shape of {kind!r}")
+
+
+def unbuilt(kind: str, n: int) -> UnbuiltTopology:
+    """The named graph ``kind`` on ``n`` agents, described but not built."""
+    name, diameter, degree = named_shape(kind, n)
+    return UnbuiltTopology(name, ((),) * n, None, diameter, degree)
 
 
 @lru_cache(maxsize=16)
@@ -113,7 +171,7 @@ def star(n: int) -> Topology:
 @lru_cache(maxsize=16)
 def grid(n: int) -> Topology:
     """The most nearly square rows x cols grid with rows * cols = n (a line when n is prime)."""
-    rows = max(r for r in range(1, math.isqrt(n) + 1) if n % r == 0)
+    rows = grid_shape(n)[0]
     g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(rows, n // rows), ordering="sorted")
     return Topology.from_networkx(
         g, f"grid{rows}x{n // rows}", rows - 1 + n // rows - 1, copy=False
@@ -131,18 +189,39 @@ def server_star(n: int) -> Topology:
 def erdos_renyi(
     n: int, p: float, rng: np.random.Generator, tries: int = MAX_CONNECT_TRIES
 ) -> Topology:
-    """G(n, p) resampled until connected, as in the paper's sparse-graph evaluation."""
+    """G(n, p) resampled until connected, as in the paper's sparse-graph evaluation.
+
+    Each draw takes one uniform per node pair (u < v) in row-major order, as a single
+    ``rng.random(n(n-1)/2)`` would, but in blocks: memory is O(block + edges), not O(n^2).
+    """
     check_edge_prob(p)
-    rows, cols = np.triu_indices(n, 1)
     for _ in range(tries):
-        keep = rng.random(rows.size) < p
         g = nx.empty_graph(n)
-        g.add_edges_from(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True))
+        for rows, cols in _gnp_edges(n, p, rng):
+            g.add_edges_from(zip(rows.tolist(), cols.tolist(), strict=True))
         if nx.is_connected(g):
             return Topology.from_networkx(g, "erdos-renyi", copy=False)
     raise ConfigError(
         f"no connected Erdős–Rényi graph G({n}, {p}) in {tries} draws; raise --edge-prob"
     )
+
+
+def _gnp_edges(
+    n: int, p: float, rng: np.random.Generator
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The kept pairs of one G(n, p) draw, block by block of rows (``PAIR_BLOCK`` pairs or so)."""
+    first = 0
+    while first < n - 1:
+        last, pairs = first, 0
+        while last < n - 1 and (pairs == 0 or pairs + (n - 1 - last) <= PAIR_BLOCK):
+            pairs += n - 1 - last
+            last += 1
+        rows = np.arange(first, last, dtype=np.int64)
+        starts = np.concatenate(([0], np.cumsum(n - 1 - rows)[:-1]))  # offset of each row's pairs
+        kept = np.flatnonzero(rng.random(pairs) < p)
+        row = np.searchsorted(starts, kept, side="right") - 1
+        yield rows[row], kept - starts[row] + rows[row] + 1
+        first = last
 
 
 def check_edge_prob(p: float) -> None:
@@ -151,35 +230,68 @@ def check_edge_prob(p: float) -> None:
 
 
 def from_edge_list(path: str | Path, n: int) -> Topology:
-    """Read 'u v' lines (agents 0..n-1; '#' starts a comment); unlisted agents are isolated."""
+    """Read 'u v' lines (agents 0..n-1; '#' starts a comment); unlisted agents are isolated.
+
+    The file is read once per process: later calls with an unchanged file (same inode, size and
+    modification time) get the cached graph.
+    """
     path = Path(path)
     try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read graph file {path}: {err}") from None
+        stat = path.stat()
+    except OSError as err:
+        raise ConfigError(f"cannot read graph file {path}: {err.strerror}") from None
+    return _read_edge_list(str(path), os.path.realpath(path), stat.st_ino, stat.st_size,
+                           stat.st_mtime_ns, n)  # fmt: skip
+
+
+@lru_cache(maxsize=8)
+def _read_edge_list(shown: str, real: str, inode: int, size: int, mtime_ns: int,
+                    n: int) -> Topology:  # fmt: skip
+    """Parse the file; the key's (inode, size, mtime) tie the cache to the file's contents."""
     g = nx.empty_graph(n)
-    for number, raw in enumerate(lines, start=1):
-        text = raw.split("#", 1)[0].split()
-        if not text:
-            continue
-        if len(text) != 2 or not all(tok.lstrip("-").isdigit() for tok in text):
-            raise ConfigError(f"graph file {path} line {number}: expected two agent ids 'u v'")
-        u, v = (int(tok) for tok in text)
-        for node in (u, v):
-            if not 0 <= node < n:
-                raise ConfigError(
-                    f"graph file {path} line {number}: agent {node} outside 0..{n - 1}"
-                )
-        if u == v:
-            raise ConfigError(f"graph file {path} line {number}: self-loop on agent {u}")
-        g.add_edge(u, v)
-    return Topology.from_networkx(g, f"file:{path.name}", copy=False)
+    try:
+        with open(real, encoding="utf-8") as handle:
+            for number, raw in enumerate(handle, start=1):
+                edge = _parse_edge(shown, number, raw, n)
+                if edge is not None:
+                    g.add_edge(*edge)
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read graph file {shown}: {err}") from None
+    return Topology.from_networkx(g, f"file:{Path(shown).name}", copy=False)
+
+
+def _parse_edge(path: str, number: int, raw: str, n: int) -> tuple[int, int] | None:
+    """One line of an edge list: (u, v), or None for a blank or comment line."""
+    text = raw.split("#", 1)[0].split()
+    if not text:
+        return None
+    # ASCII digits only: str.isdigit() accepts '²' and other digits int() refuses
+    if len(text) != 2 or not all(tok.isascii() and tok.lstrip("-").isdigit() for tok in text):
+        raise ConfigError(f"graph file {path} line {number}: expected two agent ids 'u v'")
+    u, v = (int(tok) for tok in text)
+    for node in (u, v):
+        if not 0 <= node < n:
+            raise ConfigError(f"graph file {path} line {number}: agent {node} outside 0..{n - 1}")
+    if u == v:
+        raise ConfigError(f"graph file {path} line {number}: self-loop on agent {u}")
+    return u, v
 
 
 def build(
-    kind: str, n: int, rng: np.random.Generator | None = None, edge_prob: float | None = None
+    kind: str,
+    n: int,
+    rng: np.random.Generator | None = None,
+    edge_prob: float | None = None,
+    edges: bool = True,
 ) -> Topology:
-    """A topology by name ('complete', 'erdos-renyi', ...) or by edge-list file path."""
+    """A topology by name ('complete', 'erdos-renyi', ...) or by edge-list file path.
+
+    ``edges=False`` (an algorithm that never messages): a named graph other than Erdős–Rényi is
+    described, not built (:class:`UnbuiltTopology`); a drawn or read graph is still built, since
+    its diameter and degree are only known from its edges.
+    """
+    if not edges and kind in GRAPH_KINDS and kind != "erdos-renyi":
+        return unbuilt(kind, n)
     if kind == "erdos-renyi":
         if rng is None:
             raise ValueError("an Erdős–Rényi graph needs the run's graph generator")

@@ -97,7 +97,9 @@ def run_ucb_family(
     untried, samples, n_cand = (np.zeros(n, dtype=np.int64) for _ in range(3))
     block_end = np.full(n, -1, dtype=np.int64)
     bound, block_width = np.zeros(n), np.zeros(n)
-    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+    for noise in noise_chunks(
+        instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK, instance.progress
+    ):
         kernels.run_chunk(
             mode, noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters,
             count, total, mean, inv_sqrt, cand, in_cand,
@@ -134,7 +136,9 @@ def run_demab(
     state[1] = 0
     ends = phase_ends(horizon, n, k)
     initial, initial_size = active.copy(), size.copy()  # what a recovering agent gets back
-    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+    for noise in noise_chunks(
+        instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK, instance.progress
+    ):
         demab_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, active, size, count,
                     total, pointer, state, ends, stage_one_length(horizon, n, k), horizon, problem.means,
                     problem.gaps, config.reward == "bernoulli", float(config.sigma),
@@ -172,7 +176,9 @@ def run_gosine(
     state = np.zeros(1, dtype=np.int64)
     indptr, indices = instance.topology.csr()
     initial_non_sticky = non_sticky.copy()  # what a recovering agent gets back
-    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+    for noise in noise_chunks(
+        instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK, instance.progress
+    ):
         gosine_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, count, total, mean,
                      inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                      indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
@@ -203,7 +209,9 @@ def run_coop(
     )
     indptr, indices = graph.csr()
     late_edge = np.zeros(indices.size, dtype=np.bool_)  # the edge's last message is held
-    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+    for noise in noise_chunks(
+        instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK, instance.progress
+    ):
         coop_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, counts, sums, own_counts,
                    own_sums, weight, self_weight, indptr, indices, n, problem.means, problem.gaps,
                    config.reward == "bernoulli", float(config.sigma), alpha_of("coop-ucb2", config.params),

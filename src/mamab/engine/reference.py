@@ -114,7 +114,9 @@ def run_reference(
     back = recovery_steps(crash, horizon, config.recover_after)
     alive = np.ones(len(agents), dtype=bool)  # a server, if any, never crashes
     held: list[Message] = []  # delayed by the last exchange; still in flight when the run ends
-    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon):
+    for noise in noise_chunks(
+        instance.noise_rng(config.seed), config.reward, n, horizon, progress=instance.progress
+    ):
         for row in noise:
             step = t + 1  # 1-indexed step about to be played
             alive[:n] = (step < crash) | (step >= back)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from mamab.experiments.tasks import Task, run_task
+from mamab.processes import die_with_parent
+from mamab.resources import cores
 
 
 class Executor(Protocol):
@@ -23,10 +25,13 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Tasks on this machine: in-process for one job, else a pool of worker processes."""
+    """Tasks on this machine: in-process for one job, else a pool of worker processes.
+
+    ``jobs`` is capped at the cores available; workers die with this process (even on SIGKILL).
+    """
 
     def __init__(self, jobs: int | None = None):
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.jobs = max(1, min(jobs or cores(), cores()))
 
     def run(self, tasks: list[Task], out: Path) -> Iterator[tuple[Task, int]]:
         if self.jobs == 1 or len(tasks) <= 1:
@@ -37,7 +42,9 @@ class LocalExecutor:
         # stdin); tasks start no threads, so nothing is left half-copied in the child
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(min(self.jobs, len(tasks)), mp_context=context) as pool:
+        workers = min(self.jobs, len(tasks))
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:  # fmt: skip
             pending = {pool.submit(run_task, task, out): task for task in tasks}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -28,6 +28,7 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
         raise ConfigError(f"--id {node_id} is not a node of the roster (0..{len(agents) - 1})")
     transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id])
     node = LiveNode(agents[node_id], transport, wire_spec(config), sync=sync, timeout=timeout)
+    transport.wait_connected(timeout)  # start together: every neighbour is listening
     start = time.monotonic()
     try:
         regret = play(node, config, instance)

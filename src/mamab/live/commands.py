@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 from pathlib import Path
 
 import click
@@ -17,19 +15,6 @@ MODE = click.option("--sync/--async", "sync", default=False, show_default=True,
 TIMEOUT = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
                        show_default=True,
                        help="Seconds a sync round waits for a neighbour before marking it silent.")  # fmt: skip
-
-
-def die_with_parent() -> None:
-    """On Linux, have the kernel kill this process when the process that started it dies."""
-    parent = os.environ.get("MAMAB_PARENT_PID")
-    if not parent or not hasattr(signal, "SIGKILL"):
-        return
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != int(parent):  # the parent died before prctl took effect
-        os._exit(1)
 
 
 @click.command()
@@ -52,7 +37,10 @@ def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeou
     from mamab.live.agent_process import run_agent
     from mamab.storage import write_json
 
-    die_with_parent()
+    if parent := os.environ.get("MAMAB_PARENT_PID"):  # started by `mamab live`: die with it
+        from mamab.processes import die_with_parent
+
+        die_with_parent(int(parent))
     config = problem_config(**problem, runs=1, first_run=run)
     require_wire(config.algorithm)  # a plugin has no wire codec: one line, before any socket
     record = run_agent(config, run, roster, node_id, secret, sync=sync, timeout=timeout)

@@ -113,9 +113,8 @@ class LiveNode:
         if self._closed:
             return
         self._closed = True
-        bye = Frame(self.agent.agent_id, 0, self.clock, BYE_ROUND, ())
         for v in sorted(self._neighbours):
-            self._send_frame(Frame(bye.sender, v, bye.stamp, bye.round, ()))
+            self._send_frame(Frame(self.agent.agent_id, v, self.clock, BYE_ROUND, ()))
         self.transport.close()
 
     # -- the exchange --
@@ -182,11 +181,13 @@ class LiveNode:
             if frame is None:
                 missing -= self._finished
                 continue
-            if (frame.stamp, frame.round) == (step, round_) and frame.sender in missing:
+            if (frame.stamp, frame.round) != (step, round_):
+                self._hold(frame)
+            elif frame.sender in got:
+                self._refuse()  # a second frame for this round: the first one stands
+            else:
                 got[frame.sender] = frame
                 missing.discard(frame.sender)
-            else:
-                self._hold(frame)
             missing -= self._finished
         self.counts.wait_seconds += time.monotonic() - start
         return got

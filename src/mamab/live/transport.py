@@ -13,6 +13,7 @@ in its own background thread, inside the transport.)
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from abc import ABC, abstractmethod
@@ -301,9 +302,10 @@ class ZmqTransport(Transport):
             if deadline is None:
                 wait_ms = None
             else:
-                wait_ms = round((deadline - time.monotonic()) * 1000)
-                if wait_ms < 0:
+                left = deadline - time.monotonic()
+                if left <= 0:  # recv(0) looks once and returns: no spinning
                     return None
+                wait_ms = max(1, math.ceil(left * 1000))
             self._poller.poll(wait_ms)
 
     def _read_frame(self) -> tuple[int, bytes] | None:
