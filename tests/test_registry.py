@@ -447,6 +447,12 @@ def test_entry_point_clashes(monkeypatch):
     assert any("'lcc-ucb'" in line and "ignored" in line for line in broken)
 
 
+def test_cli_help_names_every_built_in():
+    from mamab.cli_types import ALGORITHM_HELP
+
+    assert ALGORITHM_HELP.startswith(f"Algorithm every agent runs: {', '.join(ALGORITHMS)}, or a")
+
+
 def test_cli_start_imports_no_plugin_and_no_numba():
     code = (
         "import sys\n"

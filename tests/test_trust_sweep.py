@@ -32,7 +32,14 @@ from mamab.experiments.aggregate import (
 from mamab.experiments.report import frontier_lines
 from mamab.experiments.runner import run_sweep
 from mamab.experiments.spec import parse_spec
-from mamab.experiments.tasks import OK, config_id, inspect_task, read_task_file
+from mamab.experiments.tasks import (
+    KEYED_FIELDS,
+    KEYED_PARAMS,
+    OK,
+    config_id,
+    inspect_task,
+    read_task_file,
+)
 from mamab.plots import pareto
 from mamab.result import COUNTERS
 from mamab.storage import atomic_write
@@ -156,8 +163,9 @@ def test_ids_of_named_graph_configurations_are_unchanged():
         fields = dataclasses.replace(config, first_run=0).to_dict()
         if fields["delay"] == 0:
             del fields["delay"]
-        if not fields["params"]["extra"]:
-            del fields["params"]["extra"]  # plugin parameters came later; none: the old id
+        # fields added since (edges, plugin parameters, ...) are left out of ids at their default
+        fields = {k: v for k, v in fields.items() if k in KEYED_FIELDS or k == "delay"}
+        fields["params"] = {k: v for k, v in fields["params"].items() if k in KEYED_PARAMS}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
     for config in (

@@ -1,30 +1,91 @@
-"""The ``mamab`` command. Every input error ends as one line on stderr and exit code 2."""
+"""The ``mamab`` command. Every input error ends as one line on stderr and exit code 2.
+
+Start-up is kept short: this module imports only click; numpy, networkx, numba, pyarrow,
+matplotlib and the live network's modules load inside the commands that need them, so
+``mamab --help`` answers in about a tenth of a second (benchmarks/README.md).
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from click.utils import make_default_short_help
 
-from mamab.agents import AlgorithmParams
-from mamab.config import ENGINES, Config
+from mamab.cli_types import ALGORITHM, PARAM, parse_param
 from mamab.errors import ConfigError
-from mamab.options import ALGORITHM, PARAM, parse_param
-from mamab.problem import REWARD_MODELS
-from mamab.resources import LONG_SECONDS, check, cores, estimate
-from mamab.result import Result
-from mamab.simulate import simulate
-from mamab.stats import median_band
-from mamab.storage import check_out_dir, prepare_out_dir, regret_table, strict_json, write_files
-from mamab.versions import provenance
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from mamab.config import Config
+    from mamab.result import Result
 
 
-@click.group()
+class LazyChoice(click.Choice):
+    """A click Choice whose names (algorithms, engines, ...) are imported on first use only."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._source = (module, name)
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        module, name = self._source
+        return tuple(getattr(importlib.import_module(module), name))
+
+    @choices.setter
+    def choices(self, value) -> None:  # click's own __init__ is not called
+        raise AttributeError("the choices of a LazyChoice come from its module")
+
+
+ENGINES = LazyChoice("mamab.config", "ENGINES")
+REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS")
+#: Commands defined in other modules: name -> (module, attribute, one-line help for the listing).
+LAZY_COMMANDS = {
+    "agent": (
+        "mamab.live.commands",
+        "agent",
+        "Run one node of a live run in this process, over the roster's authenticated network.",
+    ),
+    "live": (
+        "mamab.live.commands",
+        "live",
+        "Run every agent (and DEMAB's server) as its own process over authenticated loopback.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose listed commands from ``LAZY_COMMANDS`` are imported when invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS and name not in self.commands:
+            module, attribute, _ = LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list, without importing the lazy commands for their help lines."""
+        width = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in LAZY_COMMANDS and name not in self.commands:
+                rows.append((name, make_default_short_help(LAZY_COMMANDS[name][2], width)))
+            elif not (command := self.commands[name]).hidden:
+                rows.append((name, command.get_short_help_str(width)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="mamab")
 def cli() -> None:
     """Cooperative multi-agent bandits under limited communication."""
@@ -58,7 +119,7 @@ def cli() -> None:
 @click.option(
     "--edge-prob", type=float, default=None, help="Erdős–Rényi edge probability [default: 10/N]."
 )
-@click.option("--reward", type=click.Choice(REWARD_MODELS), default="bernoulli", show_default=True)
+@click.option("--reward", type=REWARD_MODELS, default="bernoulli", show_default=True)
 @click.option(
     "--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation."
 )
@@ -68,7 +129,7 @@ def cli() -> None:
 @PARAM
 @click.option(
     "--engine",
-    type=click.Choice(ENGINES),
+    type=ENGINES,
     default="fast",
     show_default=True,
     help="fast (numba) or reference (online agents); results are identical. "
@@ -115,6 +176,9 @@ def run(
     out: Path | None,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
+    from mamab.agents import AlgorithmParams
+    from mamab.config import Config
+
     config = Config(
         algorithm=algorithm,
         agents=agents,
@@ -134,8 +198,20 @@ def run(
         grid_points=grid_points,
     )
     if out is not None:
+        from mamab.storage import check_out_dir
+
         check_out_dir(out)  # before the work: a bad --out must not cost the whole simulation
+    import numpy as np  # the input is valid: now the heavy modules
+
+    from mamab.stats import median_band
+    from mamab.storage import prepare_out_dir, regret_table, strict_json, write_files
+    from mamab.versions import provenance
+
     jobs = cap_jobs(jobs)
+    if engine == "fast":
+        from mamab.engine.warmup import compile_notice
+
+        compile_notice([algorithm])
     result = _simulate_with_progress(config, engine, jobs, table=out is not None)
     per_run = result.final_regret_mean()  # agents that crashed are reported apart, in summary.json
     bits = float(np.median(result.counts["bits_sent"]))
@@ -158,14 +234,27 @@ def run(
         click.echo(f"wrote {directory / 'summary.json'}")
 
 
+#: Work estimated to last this many seconds is announced (None: mamab.resources.LONG_SECONDS).
+LONG_SECONDS: float | None = None
+
+
+def simulate(config: Config, **options) -> Result:
+    """:func:`mamab.simulate.simulate`, imported when a command first simulates."""
+    from mamab.simulate import simulate as run
+
+    return run(config, **options)
+
+
 def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool) -> Result:
     """Estimate first (refuse what cannot fit; announce long work), then simulate with a
     progress bar on a terminal."""
     from tqdm import tqdm
 
-    found = estimate(config, engine, jobs, table=table)
-    check(found)
-    long = found.seconds >= LONG_SECONDS
+    from mamab import resources
+
+    found = resources.estimate(config, engine, jobs, table=table)
+    resources.check(found)
+    long = found.seconds >= (resources.LONG_SECONDS if LONG_SECONDS is None else LONG_SECONDS)
     if long:
         click.echo(f"mamab: estimated {found.describe()}", err=True)
     with tqdm(total=found.agent_steps, unit="agent-steps", unit_scale=True, leave=False,
@@ -175,6 +264,8 @@ def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table
 
 def cap_jobs(jobs: int | None) -> int | None:
     """``--jobs`` capped at the cores this process may use, said once on stderr."""
+    from mamab.resources import cores
+
     available = cores()
     if jobs is not None and jobs > available:
         click.echo(f"mamab: --jobs {jobs} capped at the {available} cores available", err=True)
@@ -186,14 +277,49 @@ JOBS = click.option("--jobs", type=click.IntRange(min=1), default=None,
                     help="Worker processes for tasks [default: all cores].")  # fmt: skip
 
 
+#: Summary fields the table always shows, or that never tell configurations apart by themselves.
+SHOWN = ("experiment", "figure", "algorithm", "agents", "arms", "horizon", "config_id",
+         "graph_sha256", "runs", "seed", "grid_points")  # fmt: skip
+
+
+def _varying_text(rows: list[dict[str, str]]) -> list[str]:
+    """Per row, the other configuration fields that vary across rows ('sigma=0.5, k_prime=3')."""
+    from mamab.columns import field_text
+
+    stats = (
+        "final_regret_",
+        "bits_sent_",
+        "messages_sent_",
+        "diameter_",
+        "max_degree_",
+        "crashed_",
+    )
+    keys = [k for k in (rows[0] if rows else {}) if k not in SHOWN and not k.startswith(stats)]
+    varying = [k for k in keys if len({r[k] for r in rows}) > 1]
+
+    def text(value: str) -> str:
+        if not value:
+            return "default"
+        try:
+            return field_text(float(value)) if value[0] not in "[" else field_text(value)
+        except ValueError:
+            return value
+
+    return [", ".join(f"{k}={text(r[k])}" for k in varying) for r in rows]
+
+
 def _print_summary(rows: list[dict[str, str]]) -> None:
+    """One line per configuration; the fields that vary besides N, K, T close the line."""
+    settings = _varying_text(rows)
     click.echo(f"{'experiment':<16} {'algorithm':<20} {'N':>5} {'K':>5} {'T':>7} "
-               f"{'median regret/agent':>20} {'95% band':>22} {'bits/agent':>12}")  # fmt: skip
-    for r in rows:
+               f"{'median regret/agent':>20} {'95% band':>22} {'bits/agent':>12}"
+               + ("  setting" if any(settings) else ""))  # fmt: skip
+    for r, setting in zip(rows, settings, strict=True):
         band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
         click.echo(f"{r['experiment']:<16} {r['algorithm']:<20} {r['agents']:>5} {r['arms']:>5} {r['horizon']:>7} "
                    f"{float(r['final_regret_median']):>20.1f} {band:>22} "
-                   f"{float(r['bits_sent_per_agent_median']):>12.4g}")  # fmt: skip
+                   f"{float(r['bits_sent_per_agent_median']):>12.4g}"
+                   + (f"  {setting}" if setting else ""))  # fmt: skip
 
 
 def executor_options(command):
@@ -210,6 +336,8 @@ def executor_options(command):
 
 def write_table(table: pa.Table, path: Path) -> None:
     """The long regret table as Parquet (a seam the full-disk test replaces)."""
+    import pyarrow.parquet as pq
+
     pq.write_table(table, path)
 
 
@@ -330,10 +458,24 @@ def keys(agents: int, port_base: int, out: Path, server: bool, host: str, force:
     click.echo(f"roster: {roster} ({nodes} nodes); secrets: {out}/agent-<i>.secret (mode 0600)")
 
 
-from mamab.live.commands import agent, live  # noqa: E402  (the live network's commands)
+@cli.command()
+def warmup() -> None:
+    """Compile every fast kernel now (the first run otherwise spends ~20 s doing it)."""
+    import time
 
-cli.add_command(agent)
-cli.add_command(live)
+    from tqdm import tqdm
+
+    from mamab.engine.warmup import warmup as compile_all
+    from mamab.engine.warmup import warmup_configs
+
+    start = time.perf_counter()
+    total = sum(1 for _ in warmup_configs())
+    with tqdm(total=total, desc="compiling kernels", unit="config", file=sys.stderr) as bar:
+        compile_all(
+            starting=lambda algorithm: bar.set_postfix_str(algorithm),
+            done=lambda algorithm: bar.update(1),
+        )
+    click.echo(f"kernels ready ({time.perf_counter() - start:.1f} s)")
 
 
 @cli.command()
@@ -355,12 +497,11 @@ def algorithms() -> None:
 
 def _one_line_warnings() -> None:
     """Show mamab's own warnings (the reference fallback) as one line on stderr."""
-    from mamab.agents.registry import ReferenceEngineWarning
-
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        if issubclass(category, ReferenceEngineWarning):
+        registry = sys.modules.get("mamab.agents.registry")  # imported if it warned
+        if registry is not None and issubclass(category, registry.ReferenceEngineWarning):
             click.echo(f"mamab: note: {message}", err=True)
         else:
             default(message, category, filename, lineno, file, line)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+import sys
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from mamab.agents import ALGORITHMS, AlgorithmParams, check_algorithm
 from mamab.errors import ConfigError
@@ -12,6 +14,8 @@ from mamab.problem import MAX_MAGNITUDE, check_reward
 from mamab.topology import GRAPH_KINDS, check_edge_prob
 
 ENGINES = ("fast", "reference")
+#: The ``graph`` of a configuration whose graph was given as a networkx graph (kept as ``edges``).
+EDGES_GRAPH = "networkx"
 #: Largest horizon, agent, arm, run or grid count: step arithmetic (T + 2, crash + recovery) and
 #: every counter stay inside int64 with room to spare.
 MAX_COUNT = 2**62
@@ -55,6 +59,12 @@ class Config:
 
     Runs are numbered ``first_run .. first_run + runs - 1``; run r's randomness depends only on
     (seed, r), so any block of runs can be computed anywhere.
+
+    ``graph`` is a name (``complete``, ``erdos-renyi``, ...), an edge-list file, or a networkx
+    graph on the nodes 0..N-1: that one is kept as its sorted edge list (``edges``, with
+    ``graph = "networkx"``), so a configuration stays plain, hashable data. ``runs`` defaults
+    to 1 (a Config is a unit of work; say how many runs you want), where ``mamab run`` and
+    sweeps default to 10 for their statistics.
     """
 
     algorithm: str
@@ -76,16 +86,22 @@ class Config:
     crash_rate: float = 0.0  # probability per agent per step of crashing (for good)
     crash_at: tuple[int, ...] | None = None  # explicit crash step per agent (0: never)
     recover_after: int = 0  # steps a crashed agent stays down, then restarts fresh (0: never)
+    edges: tuple[tuple[int, int], ...] | None = None  # the graph's edges when graph = "networkx"
 
     def __post_init__(self) -> None:
         for name in ("agents", "arms", "horizon", "runs", "grid_points"):
             _positive_int(name, getattr(self, name))
+        self._take_graph()
         _int_in("seed", self.seed, 0, MAX_INT64, "a non-negative integer")
         _int_in("first_run", self.first_run, 0, MAX_COUNT, "a non-negative integer")
         _check_params(self.params)
         check_algorithm(self.algorithm, self.agents, self.arms, self.params)
         check_reward(self.reward, self.sigma)
-        if self.graph not in GRAPH_KINDS and not Path(self.graph).is_file():
+        if (
+            self.graph != EDGES_GRAPH
+            and self.graph not in GRAPH_KINDS
+            and not Path(self.graph).is_file()
+        ):
             raise ConfigError(
                 f"unknown graph {self.graph!r}: choose one of {', '.join(GRAPH_KINDS)} "
                 "or give an existing edge-list file"
@@ -115,7 +131,39 @@ class Config:
                 raise ConfigError(
                     f"arm means must be finite numbers of magnitude at most {MAX_MAGNITUDE:g}"
                 )
+            if self.reward == "bernoulli" and not all(0 <= m <= 1 for m in means):
+                raise ConfigError("Bernoulli arm means must lie in [0, 1]")
             object.__setattr__(self, "means", means)
+
+    def _take_graph(self) -> None:
+        """A networkx graph becomes its canonical edge list; given edges are checked the same way."""
+        graph = self.graph
+        nx = sys.modules.get("networkx")  # a networkx graph was made by an imported networkx
+        if nx is not None and isinstance(graph, nx.Graph):
+            if graph.is_directed():
+                raise ConfigError(
+                    "the networkx graph is directed; agents talk both ways: give an undirected graph"
+                )
+            n = graph.number_of_nodes()
+            if n != self.agents:
+                raise ConfigError(f"the networkx graph has {n} nodes but agents = {self.agents}")
+            if set(graph.nodes) != set(range(n)):
+                raise ConfigError(
+                    f"the networkx graph's nodes must be the integers 0..{n - 1} "
+                    "(relabel with networkx.convert_node_labels_to_integers)"
+                )
+            object.__setattr__(self, "graph", EDGES_GRAPH)
+            object.__setattr__(self, "edges", _edge_list(list(graph.edges()), n))
+        elif not isinstance(graph, str):
+            raise ConfigError(
+                f"graph must be a name, an edge-list file or a networkx graph, got {type(graph).__name__}"
+            )
+        elif graph == EDGES_GRAPH:
+            if self.edges is None:
+                raise ConfigError(f"graph = {EDGES_GRAPH!r} needs its edges")
+            object.__setattr__(self, "edges", _edge_list(self.edges, self.agents))
+        elif self.edges is not None:
+            raise ConfigError(f"edges go with graph = {EDGES_GRAPH!r}, not {graph!r}")
 
     @property
     def run_ids(self) -> range:
@@ -123,6 +171,45 @@ class Config:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Config:
+        """The inverse of ``to_dict`` (also after a JSON round trip: lists become tuples)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown configuration field {unknown[0]!r}")
+        values = {k: _tuples(v) for k, v in data.items() if k != "params"}
+        params = data.get("params") or {}
+        if not isinstance(params, dict):
+            raise ConfigError(f"params must be a table, got {params!r}")
+        names = {f.name for f in fields(AlgorithmParams)}
+        if set(params) - names:
+            raise ConfigError(f"unknown algorithm parameter {sorted(set(params) - names)[0]!r}")
+        return cls(**values, params=AlgorithmParams(**{k: _tuples(v) for k, v in params.items()}))
+
+
+def _tuples(value: object) -> object:
+    """JSON lists back to the tuples a frozen dataclass holds."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _edge_list(edges: object, n: int) -> tuple[tuple[int, int], ...]:
+    """Sorted (u, v) pairs with u < v, each once, on nodes 0..n-1, without self-loops."""
+    pairs = set()
+    for edge in edges:  # type: ignore[union-attr]
+        try:
+            u, v = (int(x) for x in edge)
+        except (TypeError, ValueError):
+            raise ConfigError(f"an edge is a pair of agent ids, got {edge!r}") from None
+        if not (0 <= u < n and 0 <= v < n):
+            raise ConfigError(f"edge {(u, v)} names an agent outside 0..{n - 1}")
+        if u == v:
+            raise ConfigError(
+                f"the graph has a self-loop on agent {u}; an agent cannot message itself"
+            )
+        pairs.add((min(u, v), max(u, v)))
+    return tuple(sorted(pairs))
 
 
 __all__ = ["ALGORITHMS", "ENGINES", "MAX_COUNT", "MAX_INT64", "Config"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -46,6 +47,19 @@ def make_instance(
         else draw_means(rng(config.seed, run, "means"), config.arms)
     )
     problem = Problem(means, config.reward, config.sigma)
-    graph = topo.build(config.graph, config.agents, rng(config.seed, run, "graph"),
-                       config.edge_prob, edges=uses_graph(config.algorithm))  # fmt: skip
+    if config.edges is not None:  # a networkx graph, kept as its edge list
+        graph = edge_topology(config.edges, config.agents)
+    else:
+        graph = topo.build(config.graph, config.agents, rng(config.seed, run, "graph"),
+                           config.edge_prob, edges=uses_graph(config.algorithm))  # fmt: skip
     return Instance(run, problem, graph, progress)
+
+
+@lru_cache(maxsize=16)
+def edge_topology(edges: tuple[tuple[int, int], ...], n: int) -> topo.Topology:
+    """The topology of a configuration's edge list (checked by Config), built once per process."""
+    import networkx as nx
+
+    graph = nx.empty_graph(n)
+    graph.add_edges_from(edges)
+    return topo.Topology.from_networkx(graph, "networkx", copy=False)

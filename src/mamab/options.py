@@ -6,58 +6,10 @@ from collections.abc import Callable
 
 import click
 
-from mamab.agents import ALGORITHMS, AlgorithmParams
+from mamab.agents import AlgorithmParams
+from mamab.cli_types import ALGORITHM
 from mamab.config import Config
-from mamab.errors import ConfigError
 from mamab.problem import REWARD_MODELS
-
-
-class AlgorithmName(click.ParamType):
-    """An algorithm name, checked through the registry when the command runs (plugins included).
-
-    Building the command imports no plugin: entry points are read only for a name that is not
-    built in, and a wrong name is one line listing every algorithm.
-    """
-
-    name = "algorithm"
-
-    def convert(
-        self, value: object, param: click.Parameter | None, ctx: click.Context | None
-    ) -> str:
-        from mamab.agents.registry import lookup
-
-        if not isinstance(value, str):
-            self.fail(f"{value!r} is not an algorithm name", param, ctx)
-        try:
-            return lookup(value).name
-        except ConfigError as err:
-            self.fail(str(err), param, ctx)
-
-
-def parse_param(text: str) -> tuple[str, bool | int | float | str]:
-    """``NAME=VALUE`` of ``--param``: VALUE an integer, a number, true/false, else text."""
-    name, sep, raw = text.partition("=")
-    if not sep or not name.strip():
-        raise ConfigError(f"--param takes NAME=VALUE, got {text!r}")
-    raw = raw.strip()
-    if raw.lower() in ("true", "false"):
-        return name.strip(), raw.lower() == "true"
-    for kind in (int, float):
-        try:
-            return name.strip(), kind(raw)
-        except ValueError:
-            pass
-    return name.strip(), raw
-
-
-PARAM = click.option("--param", "plugin_params", multiple=True, metavar="NAME=VALUE",
-                     help="A plugin algorithm's own parameter (repeatable), e.g. epsilon=0.05.")  # fmt: skip
-
-
-ALGORITHM_HELP = (
-    f"Algorithm every agent runs: {', '.join(ALGORITHMS)}, or a plugin (mamab algorithms)."
-)
-ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)
 
 PROBLEM_OPTIONS: tuple[Callable, ...] = (
     ALGORITHM,

@@ -132,9 +132,14 @@ def graph_shape(config: Config, built: bool) -> GraphShape:
         seconds = connect_tries(n, p) * draw + diameter_seconds(n, edges)
         scratch = min(PAIR_BLOCK_BYTES, 12 * n * n)
         return GraphShape(edges, degree, diameter, seconds, scratch)
-    from mamab.topology import from_edge_list  # a file: read it (once per process; cached)
+    if config.edges is not None:  # a networkx graph, kept as its edge list
+        from mamab.instance import edge_topology
 
-    graph = from_edge_list(kind, n)
+        graph = edge_topology(config.edges, n)
+    else:
+        from mamab.topology import from_edge_list  # a file: read it (once per process; cached)
+
+        graph = from_edge_list(kind, n)
     edges = sum(len(nb) for nb in graph.neighbours) / 2
     diameter = graph.diameter if config.algorithm == "lcc-ucb-relay" and graph.is_connected else 1
     return GraphShape(edges, graph.max_degree, diameter, diameter_seconds(n, edges))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
+import json
 import math
+import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from mamab.config import Config
+from mamab.errors import ConfigError
 from mamab.seeding import STREAMS
 from mamab.stats import masked_mean
 
@@ -147,3 +152,170 @@ class Result:
                 for i, r in enumerate(self.runs)
             ],
         }
+
+    # ---- labelled data -------------------------------------------------------------------
+
+    def config_columns(self) -> dict[str, object]:
+        """The configuration as flat columns (the sweep tables' ``CONFIG_COLUMNS``)."""
+        from mamab.columns import flat_config
+        from mamab.experiments.tasks import graph_digest
+
+        return flat_config(self.config.to_dict(), graph_digest(self.config))
+
+    def to_dataframe(self):
+        """Long pandas DataFrame: one row per (run, agent, t) with regret and bits sent so far.
+
+        Every configuration field is a column too (as in a sweep's tables), so frames of several
+        results concatenate into one tidy table. Needs pandas.
+        """
+        pd = _require("pandas", "pandas")
+        runs, agents, points = self.regret.shape
+        frame = pd.DataFrame({
+            "run": np.repeat(np.asarray(self.runs, dtype=np.int64), agents * points),
+            "agent": np.tile(np.repeat(np.arange(agents, dtype=np.int64), points), runs),
+            "t": np.tile(self.grid.astype(np.int64), runs * agents),
+            "regret": self.regret.reshape(-1),
+            "bits": self.bits.reshape(-1),
+        })  # fmt: skip
+        for name, value in self.config_columns().items():
+            frame[name] = value
+        return frame
+
+    def to_xarray(self):
+        """An xarray Dataset over (run, agent, t): regret and bits; per (run, agent) counters and
+        crash steps; per run diameter, max degree and arm means. The configuration is in
+        ``attrs`` (flat fields, and the whole of it as JSON under ``config``). Needs xarray
+        (``pip install 'mamab[xarray]'``).
+        """
+        xr = _require("xarray", "xarray")
+        coords = {
+            "run": np.asarray(self.runs, dtype=np.int64),
+            "agent": np.arange(self.regret.shape[1], dtype=np.int64),
+            "t": self.grid.astype(np.int64),
+            "arm": np.arange(self.means.shape[1], dtype=np.int64),
+        }
+        data = {
+            "regret": (("run", "agent", "t"), self.regret),
+            "bits": (("run", "agent", "t"), self.bits),
+            **{name: (("run", "agent"), self.counts[name]) for name in COUNTERS},
+            "means": (("run", "arm"), self.means),
+            "diameter": (("run",), self.diameter),
+            "max_degree": (("run",), self.max_degree),
+        }
+        if self.crash is not None:
+            data["crash"] = (("run", "agent"), self.crash)
+        attrs = {k: v for k, v in self.config_columns().items() if v is not None}
+        attrs.update(engine=self.engine, config=json.dumps(self.config.to_dict()))
+        return xr.Dataset(data, coords=coords, attrs=attrs)
+
+    # ---- files ---------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write every array and the configuration to one ``.npz`` file, atomically.
+
+        ``Result.load`` gives back an equal result (same arrays, dtypes and configuration).
+        """
+        from mamab.storage import atomic_write
+
+        path = Path(path)
+        arrays = {
+            "grid": self.grid, "regret": self.regret, "bits": self.bits, "means": self.means,
+            "diameter": self.diameter, "max_degree": self.max_degree,
+            "runs": np.asarray(self.runs, dtype=np.int64),
+            **{f"count_{name}": self.counts[name] for name in self.counts},
+        }  # fmt: skip
+        for name in ("arms", "crash"):
+            if getattr(self, name) is not None:
+                arrays[name] = getattr(self, name)
+        meta = json.dumps({
+            "format": SAVE_FORMAT, "kind": "mamab.Result", "engine": self.engine,
+            "config": self.config.to_dict(), "counters": list(self.counts),
+        })  # fmt: skip
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as handle:
+                np.savez(handle, meta=np.array(meta), **arrays)
+
+        atomic_write(path, write)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Result:
+        """Read a file written by :meth:`save`; anything else is a one-line ConfigError."""
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                data = {key: archive[key] for key in archive.files}
+            meta = json.loads(str(data.pop("meta")))
+        except FileNotFoundError:
+            raise ConfigError(f"result file {path} does not exist") from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            reason = " ".join(str(err).split()) or type(err).__name__
+            raise ConfigError(f"{path} is not a saved mamab result: {reason}") from None
+        if not isinstance(meta, dict) or meta.get("kind") != "mamab.Result":
+            raise ConfigError(f"{path} is not a saved mamab result")
+        if meta.get("format") != SAVE_FORMAT:
+            raise ConfigError(
+                f"{path} was saved in result format {meta.get('format')!r}; this mamab reads {SAVE_FORMAT}"
+            )
+        try:
+            return cls(
+                config=Config.from_dict(meta["config"]), grid=data["grid"], regret=data["regret"],
+                bits=data["bits"], counts={k: data[f"count_{k}"] for k in meta["counters"]},
+                means=data["means"], diameter=data["diameter"], max_degree=data["max_degree"],
+                engine=meta["engine"], arms=data.get("arms"), runs=data["runs"].tolist(),
+                crash=data.get("crash"),
+            )  # fmt: skip
+        except (KeyError, TypeError) as err:
+            raise ConfigError(f"{path} is an incomplete mamab result: missing {err}") from None
+
+    def in_force(self) -> dict:
+        """The values the algorithm actually ran with, where the configuration says 'default'.
+
+        alpha in force, and per run: K' and sub-epochs (LCC family), graph diameter (-1:
+        disconnected) and maximum degree.
+        """
+        from mamab.agents import alpha_of, lcc_shape
+
+        c = self.config
+        used: dict = {"alpha": alpha_of(c.algorithm, c.params)}
+        if c.algorithm.startswith("lcc-ucb"):
+            shapes = []
+            for d, kg in zip(self.diameter.tolist(), self.max_degree.tolist(), strict=True):
+                graph = _GraphFacts(c.agents, kg, d, c.graph)
+                try:
+                    shapes.append(lcc_shape(c.algorithm, graph, c.arms, c.params))  # type: ignore[arg-type]
+                except ConfigError:
+                    shapes.append((None, None))
+            used["k_prime"] = [kp for kp, _ in shapes]
+            used["sub_epochs"] = [sub for _, sub in shapes]
+        used["diameter"] = self.diameter.tolist()
+        used["max_degree"] = self.max_degree.tolist()
+        return used
+
+
+SAVE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class _GraphFacts:
+    """What ``lcc_shape`` reads of a topology, from a result's per-run numbers."""
+
+    n_agents: int
+    max_degree: int
+    diameter: int
+    name: str
+
+    @property
+    def is_connected(self) -> bool:
+        return self.diameter >= 0
+
+
+def _require(module: str, extra: str):
+    """Import an optional dependency, or say in one line how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(
+            f"{module} is needed for this: pip install {module} (or pip install 'mamab[{extra}]')"
+        ) from None

@@ -13,10 +13,21 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-import networkx as nx
 import numpy as np
 
 from mamab.errors import ConfigError
+
+
+class _Networkx:
+    """networkx, imported on first use (~0.2 s): ``import mamab`` and input errors stay fast."""
+
+    def __getattr__(self, name: str):
+        import networkx
+
+        return getattr(networkx, name)
+
+
+nx = _Networkx()
 
 GRAPH_KINDS = ("complete", "erdos-renyi", "ring", "line", "star", "grid")
 MAX_CONNECT_TRIES = 1000

@@ -24,6 +24,7 @@ def provenance(result: Result) -> dict:
     """Metadata of a result: what ran, on which seeds, with which software."""
     return {
         "config": result.config.to_dict(),
+        "in_force": result.in_force(),  # alpha, K', sub-epochs, diameter, degree actually used
         "engine": result.engine,
         "grid": result.grid.tolist(),
         "seeds": result.seeds(),

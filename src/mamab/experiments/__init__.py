@@ -1,5 +1,55 @@
 """Experiments as data: sweep specifications, paper presets, the resumable runner and reports."""
 
-from mamab.experiments.spec import Experiment, SweepSpec, load_preset, load_spec
+from __future__ import annotations
 
-__all__ = ["Experiment", "SweepSpec", "load_preset", "load_spec"]
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mamab.experiments.spec import (
+    PRESETS,
+    Experiment,
+    SweepSpec,
+    load_preset,
+    load_spec,
+    parse_spec,
+)
+
+if TYPE_CHECKING:
+    from mamab.experiments.executors import Executor
+    from mamab.experiments.runner import SweepOutcome
+
+__all__ = ["Experiment", "SweepSpec", "load_preset", "load_spec", "sweep"]
+
+
+def sweep(
+    spec: SweepSpec | dict[str, Any] | str | Path,
+    out: str | Path | None = None,
+    jobs: int | None = None,
+    progress: bool | None = None,
+    executor: Executor | None = None,
+) -> SweepOutcome:
+    """Run a sweep from Python, exactly as ``mamab sweep`` does, and return its outcome.
+
+    ``spec`` is a sweep TOML file, a preset name ('paper', 'paper-quick'), the TOML document
+    as a dict (which may hold networkx graphs under ``graph``) or a :class:`SweepSpec`.
+    Results go to ``out`` (default ``<name>-results``): task files, ``curves.parquet``,
+    ``finals.parquet``, ``summary.csv``, ``metadata.json``; rerunning resumes. ``jobs`` worker
+    processes (default: all cores); ``progress`` shows a bar (default: when stderr is a
+    terminal). The outcome holds ``summary`` (the rows of summary.csv), ``results`` (per
+    configuration arrays) and ``directory``; ``outcome.curves()`` / ``outcome.finals()`` read
+    the long tables as pandas DataFrames.
+    """
+    from mamab.experiments.runner import run_sweep
+
+    if isinstance(spec, dict):
+        spec = parse_spec(spec, "sweep")
+    elif isinstance(spec, str | Path):
+        spec = (
+            load_preset(spec)
+            if str(spec) in PRESETS and not Path(spec).exists()
+            else load_spec(spec)
+        )
+    elif not isinstance(spec, SweepSpec):
+        raise TypeError(f"spec must be a SweepSpec, a dict or a path, not {type(spec).__name__}")
+    return run_sweep(spec, out or Path(f"{spec.name}-results"), executor=executor, jobs=jobs,
+                     progress=progress)  # fmt: skip

@@ -10,11 +10,8 @@ parameters flattened, ``first_run`` left out as it is always 0 for a whole confi
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +19,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mamab.agents import AlgorithmParams
+from mamab.columns import (
+    CONFIG_COLUMNS,
+    CONFIG_TYPES,
+    STRATEGY_FIELDS,
+    field_text,
+    flat_config,
+    nested_config,
+)
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments.provenance import describe
@@ -43,82 +47,14 @@ from mamab.result import COUNTERS
 from mamab.stats import masked_mean, median_band
 from mamab.storage import atomic_write, write_parquet
 
-
-def _column_types() -> dict[str, type]:
-    """Every configuration field as a flat column, in Config's order, with its Python type."""
-    hints = typing.get_type_hints(Config)
-    params = typing.get_type_hints(AlgorithmParams)
-    columns: dict[str, type] = {}
-    for f in dataclasses.fields(Config):
-        if f.name == "first_run":
-            continue
-        if f.name == "params":
-            for g in dataclasses.fields(AlgorithmParams):
-                columns[g.name] = _base_type(params[g.name])
-            continue
-        columns[f.name] = _base_type(hints[f.name])
-        if f.name == "graph":
-            columns["graph_sha256"] = str
-    return columns
-
-
-def _base_type(hint: object) -> type:
-    """int, float or str for a field's annotation (tuples and anything else are stored as JSON)."""
-    if isinstance(hint, types.UnionType):
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
-    return hint if hint in (int, float, str) else tuple
-
-
-CONFIG_TYPES = _column_types()
-CONFIG_COLUMNS = tuple(CONFIG_TYPES)
-#: Fields that say which strategy runs; every other configuration field is the setting it runs in.
-STRATEGY_FIELDS = ("algorithm", *(g.name for g in dataclasses.fields(AlgorithmParams)))
-ARROW_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), tuple: pa.string()}
+ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.string(),
+               tuple: pa.string()}  # fmt: skip
 STATS_COLUMNS = (
     "final_regret_median", "final_regret_ci_low", "final_regret_ci_high",
     "bits_sent_per_agent_median", "messages_sent_per_agent_median", "diameter_median", "max_degree_median",
     "crashed_agents_median",
 )  # fmt: skip
 SUMMARY_COLUMNS = ("experiment", "figure", *CONFIG_COLUMNS, "config_id", *STATS_COLUMNS)
-
-
-def flat_config(config: dict, graph_sha256: str | None = None) -> dict:
-    """A configuration (``Config.to_dict()``) as one value per column of ``CONFIG_COLUMNS``."""
-    row = {k: v for k, v in config.items() if k not in ("params", "first_run")}
-    row.update(config.get("params") or {})
-    row["graph_sha256"] = graph_sha256
-    for name, kind in CONFIG_TYPES.items():
-        value = row.get(name)
-        if kind is tuple and value is not None:
-            row[name] = json.dumps(list(value))
-        elif kind is float and value is not None:
-            row[name] = float(value)
-    return {name: row.get(name) for name in CONFIG_COLUMNS}
-
-
-def nested_config(flat: dict) -> dict:
-    """The inverse of ``flat_config`` (columns missing from old tables take Config's defaults)."""
-    config = {f.name: _default(f) for f in dataclasses.fields(Config) if f.name != "params"}
-    params = dataclasses.asdict(AlgorithmParams())
-    for name in CONFIG_COLUMNS:
-        if name not in flat or name == "graph_sha256":
-            continue
-        value = flat[name]
-        if CONFIG_TYPES[name] is tuple and isinstance(value, str):
-            value = tuple(json.loads(value))
-        if name in params:
-            params[name] = value
-        else:
-            config[name] = value
-    config["params"] = params
-    config["first_run"] = 0
-    return config
-
-
-def _default(f: dataclasses.Field) -> object:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    return None  # a required field (algorithm, agents, ...): required columns always hold it
 
 
 @dataclass
@@ -170,17 +106,12 @@ def varying(results: list[ConfigResult], fields: tuple[str, ...] = CONFIG_COLUMN
     return [k for k in fields if len({json.dumps(f[k]) for f in flats}) > 1]
 
 
-def field_text(value: object) -> str:
-    """A configuration value for people: floats as %g, None (the paper's default) as 'default'."""
-    if value is None:
-        return "default"
-    return format(value, "g") if isinstance(value, float) else str(value)
-
-
 def describe_fields(r: ConfigResult, fields: list[str]) -> str:
     """'edge_prob=0.25, loss=0.5' for the given fields of a configuration."""
     flat = r.flat
-    return ", ".join(f"{k}={field_text(flat[k])}" for k in fields)
+    return ", ".join(
+        field_text(flat[k]) if k == "extra" else f"{k}={field_text(flat[k])}" for k in fields
+    )
 
 
 def config_tasks(spec: SweepSpec) -> list[tuple[str, Config, str | None, list[Task]]]:
@@ -191,9 +122,10 @@ def config_tasks(spec: SweepSpec) -> list[tuple[str, Config, str | None, list[Ta
     digests: dict[str, str | None] = {}
     out = []
     for name, config in spec.configs:
-        if config.graph not in digests:
-            digests[config.graph] = graph_digest(config.graph)
-        digest = digests[config.graph]
+        key = config.edges if config.edges is not None else config.graph
+        if key not in digests:
+            digests[key] = graph_digest(config)
+        digest = digests[key]
         out.append((name, config, digest, split(name, config, spec.runs_per_task, digest)))
     return out
 
@@ -251,14 +183,54 @@ def _usable(task: Task, out: Path) -> dict[str, np.ndarray]:
     raise ConfigError(f"task {task.name} {reason} in {out}; run the sweep first")
 
 
+def plugin_parameters(r: ConfigResult) -> dict[str, object]:
+    """A plugin's own parameters (``AlgorithmParams.extra``) of a configuration, by name."""
+    extra = (r.config.get("params") or {}).get("extra") or ()
+    return dict(extra.items() if isinstance(extra, dict) else extra)
+
+
+def extra_columns(results: list[ConfigResult]) -> dict[str, pa.DataType]:
+    """One column ``extra.<name>`` per plugin parameter any configuration sets, with its type."""
+    values: dict[str, list] = {}
+    for r in results:
+        for name, value in plugin_parameters(r).items():
+            values.setdefault(f"extra.{name}", []).append(value)
+    types = {}
+    for name in sorted(values):
+        kinds = {type(v) for v in values[name]}
+        if kinds <= {bool}:
+            types[name] = pa.bool_()
+        elif kinds <= {int}:
+            types[name] = pa.int64()
+        elif kinds <= {int, float}:
+            types[name] = pa.float64()
+        else:
+            types[name] = pa.string()
+    return types
+
+
+def _extra_row(r: ConfigResult, columns: dict[str, pa.DataType]) -> dict[str, object]:
+    given = plugin_parameters(r)
+    row = {name: given.get(name[len("extra.") :]) for name in columns}
+    return {
+        k: (str(v) if columns[k] == pa.string() and v is not None else v) for k, v in row.items()
+    }
+
+
 def _config_columns(results: list[ConfigResult], counts: list[int]) -> dict[str, pa.Array]:
-    """experiment, figure, config_id and every configuration column, each row repeated counts[i]."""
+    """experiment, figure, config_id and every configuration column, each row repeated counts[i].
+
+    A plugin's own parameters follow as ``extra.<name>`` columns (when any configuration has one).
+    """
+    extra = extra_columns(results)
     rows = [
-        {"experiment": r.experiment, "figure": r.figure, "config_id": r.config_id, **r.flat}
+        {"experiment": r.experiment, "figure": r.figure, "config_id": r.config_id, **r.flat,
+         **_extra_row(r, extra)}
         for r in results
-    ]
+    ]  # fmt: skip
     types = {"experiment": pa.string(), "figure": pa.string(), "config_id": pa.string()}
     types.update({k: ARROW_TYPES[t] for k, t in CONFIG_TYPES.items()})
+    types.update(extra)
     table = pa.Table.from_pylist(rows, schema=pa.schema(list(types.items())))
     take = pa.array(np.repeat(np.arange(len(results), dtype=np.int64), counts))
     return {name: table.column(name).take(take).combine_chunks() for name in types}
@@ -319,9 +291,12 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
         sent = r.counters[COUNTERS.index("bits_sent")].mean(axis=1)
         messages = r.counters[COUNTERS.index("messages_sent")].mean(axis=1)
         flat = r.flat
+        plugin = {
+            f"extra.{k}": "" if v is None else str(v) for k, v in plugin_parameters(r).items()
+        }
         rows.append({
             "experiment": r.experiment, "figure": r.figure,
-            **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS}, "config_id": r.config_id,
+            **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS}, **plugin, "config_id": r.config_id,
             "final_regret_median": _number(med),
             "final_regret_ci_low": _number(lo), "final_regret_ci_high": _number(hi),
             "bits_sent_per_agent_median": _number(np.median(sent)),
@@ -332,9 +307,18 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
     return rows
 
 
+def summary_columns(rows: list[dict[str, str]]) -> list[str]:
+    """SUMMARY_COLUMNS, with a plugin's ``extra.<name>`` columns after the configuration's."""
+    extra = sorted({k for row in rows for k in row if k.startswith("extra.")})
+    at = SUMMARY_COLUMNS.index("config_id")
+    return [*SUMMARY_COLUMNS[:at], *extra, *SUMMARY_COLUMNS[at:]]
+
+
 def write_summary_csv(path: Path, rows: list[dict[str, str]]) -> None:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(
+        buffer, fieldnames=summary_columns(rows), lineterminator="\n", restval=""
+    )
     writer.writeheader()
     writer.writerows(rows)
     text = buffer.getvalue()

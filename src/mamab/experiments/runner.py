@@ -38,6 +38,24 @@ class SweepOutcome:
     agent_steps: int
     seconds: float
     tasks_other_code: int = 0  # of tasks_run: files written by other code, recomputed
+    directory: Path | None = None  # where the tables are
+
+    def curves(self):
+        """curves.parquet as a pandas DataFrame (one row per configuration, run and t)."""
+        return _table(self.directory, "curves")
+
+    def finals(self):
+        """finals.parquet as a pandas DataFrame (one row per configuration, run and agent)."""
+        return _table(self.directory, "finals")
+
+
+def _table(directory: Path | None, name: str):
+    import pyarrow.parquet as pq
+
+    from mamab.result import _require
+
+    _require("pandas", "pandas")
+    return pq.read_table(directory / f"{name}.parquet").to_pandas()
 
 
 def check_writable(directory: Path) -> None:
@@ -122,6 +140,10 @@ def run_sweep(
         if engine_for(algorithm) == "reference":
             announce_reference(algorithm)  # once, here: the workers run it without a word
     executor = executor or LocalExecutor(jobs)
+    if todo and isinstance(executor, LocalExecutor):  # workers here share this disk's kernel cache
+        from mamab.engine.warmup import compile_notice
+
+        compile_notice(sorted({task.config.algorithm for task in todo}))
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     steps = 0
@@ -141,9 +163,9 @@ def run_sweep(
         "versions": package_versions(),
         "provenance": {**current_provenance(), "format": FORMAT},
         "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
-        "graph_files": {c.graph: d for _, c, d, _ in groups if d is not None},
+        "graph_files": {c.graph: d for _, c, d, _ in groups if d is not None and c.edges is None},
     })  # fmt: skip
     summary = write_tables(results, directory)
     return SweepOutcome(
-        results, summary, len(todo), len(tasks) - len(todo), steps, seconds, other_code
+        results, summary, len(todo), len(tasks) - len(todo), steps, seconds, other_code, directory
     )

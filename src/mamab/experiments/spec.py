@@ -13,24 +13,29 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     figure = "complete"        # optional: experiments sharing a figure are drawn together
     algorithms = ["lcc-ucb", "no-communication"]
     agents = [10, 20]          # int or list
-    arms = 100                 # int or list
+    arms = 100                 # int or list (optional with means: each vector's length)
     horizon = 100000           # int or list
     graph = "complete"         # name, edge-list path, or list
-    edge_prob = 0.1            # optional, float or list (Erdős–Rényi; default 10/N)
-    reward = "bernoulli"       # or "gaussian"
-    sigma = 1.0
-    alpha = 2.0                # optional; default 2 (4 for gosine)
-    loss = [0.0, 0.5]          # optional, float or list: each message lost with this probability
-    delay = 0.2                # optional, float or list: a message arrives one exchange late
-    crash_rate = 0.001         # optional: probability per agent and step of crashing
-    recover_after = 100        # optional: steps a crashed agent stays down (0: for good)
+    sigma = [0.5, 1.0]         # EVERY Config field is an axis: a scalar or a list
+    means = [[0.9, 0.5], [0.8, 0.7]]   # vectors: one, or a list of them (or means_file = PATH)
+    alpha = [1.0, 2.0]         # an AlgorithmParams field, here or in [experiments.params]
+
+    [experiments.params]       # every AlgorithmParams field; other keys: a plugin's `extra`
+    k_prime = [3, 5]
+
+The axes are read from the dataclasses' fields and annotations (``CONFIG_AXES``,
+``PARAM_AXES``), so a field added to ``Config`` or ``AlgorithmParams`` is an axis by itself.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import sys
 import tomllib
+import types
+import typing
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -51,24 +56,7 @@ TOP_KEYS = {
     "grid_points": int,
     "experiments": list,
 }
-EXPERIMENT_KEYS = {
-    "name": (str,),
-    "figure": (str,),
-    "algorithms": (str, list),
-    "agents": (int, list),
-    "arms": (int, list),
-    "horizon": (int, list),
-    "graph": (str, list),
-    "edge_prob": (float, int, list),
-    "reward": (str,),
-    "sigma": (float, int),
-    "alpha": (float, int),
-    "loss": (float, int, list),
-    "delay": (float, int, list),
-    "crash_rate": (float, int),
-    "recover_after": (int,),
-}
-REQUIRED = ("algorithms", "agents", "arms", "horizon")
+REQUIRED = ("algorithms", "agents", "horizon")  # and arms, unless means are given
 PRESETS = ("paper", "paper-quick")
 MAX_CONFIGS = (
     100_000  # configurations per sweep: more is a typo, not a plan (checked before expanding)
@@ -114,13 +102,14 @@ class SweepSpec:
         }
 
 
-def _type_ok(value: Any, types: tuple[type, ...]) -> bool:
+def _type_ok(value: Any, kinds: tuple[type, ...]) -> bool:
     if isinstance(value, bool):
-        return False
-    return isinstance(value, types)
+        return bool in kinds
+    return isinstance(value, kinds)
 
 
 def _as_list(where: str, value: Any, item_types: tuple[type, ...]) -> list:
+    """A scalar as a one-point list; every item of a list checked against ``item_types``."""
     values = value if isinstance(value, list) else [value]
     if not values:
         raise ConfigError(f"{where}: empty list")
@@ -179,6 +168,102 @@ def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
     return SweepSpec(name, seed, runs, per_task, grid_points, tuple(experiments))
 
 
+#: Config fields that are no axis of an experiment: sweep-wide (runs, seed, grid points), the
+#: block of runs, the parameters (the ``params`` table) and edges (Python graphs only).
+NOT_AXES = ("algorithm", "runs", "seed", "grid_points", "first_run", "params", "edges")
+#: The expansion order of the axes that existed before issue 13 (kept: row order of old sweeps).
+LEGACY_ORDER = ("algorithm", "agents", "arms", "horizon", "graph", "edge_prob", "loss", "delay")
+#: Floats written as given (an int stays an int in the id, as before issue 13).
+UNCOERCED = ("edge_prob",)
+EXTRA = "extra"  # AlgorithmParams' mapping of a plugin's own parameters (when it has one)
+EXTRA_TYPES = (float, int, str, bool)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """How one key's values are read: scalars of ``types`` or vectors of them (``vector``)."""
+
+    types: tuple[type, ...]
+    vector: bool = False
+    coerce_float: bool = False
+
+    def values(self, where: str, value: Any) -> list:
+        """The axis's points: a scalar or a vector is one point, a list (of vectors) many."""
+        if self.vector:
+            if not isinstance(value, list) or not value:
+                raise ConfigError(f"{where}: expected a list of numbers or a list of such lists")
+            points = value if all(isinstance(v, list) for v in value) else [value]
+            return [tuple(self._item(where, x) for x in _vector(where, p)) for p in points]
+        return [self._item(where, v) for v in _as_list(where, value, self.types)]
+
+    def _item(self, where: str, v: Any) -> Any:
+        if not _type_ok(v, self.types):
+            names = " or ".join(t.__name__ for t in self.types)
+            raise ConfigError(f"{where}: expected {names}, got {v!r}")
+        return float(v) if self.coerce_float else v
+
+
+def _vector(where: str, point: Any) -> list:
+    if not isinstance(point, list) or not point:
+        raise ConfigError(f"{where}: expected a non-empty list of numbers, got {point!r}")
+    return point
+
+
+def _axis_of(hint: object, name: str) -> Axis:
+    """The axis of a dataclass field, from its type annotation (``X | None`` reads as X)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if typing.get_origin(hint) is typing.Literal:
+        return Axis((type(typing.get_args(hint)[0]),))
+    if typing.get_origin(hint) is tuple:
+        (item, *_) = typing.get_args(hint)
+        return Axis((float, int) if item is float else (item,), vector=True)
+    if hint is float:
+        return Axis((float, int), coerce_float=name not in UNCOERCED)
+    if hint in (int, str, bool):
+        return Axis((hint,))
+    return Axis((object,))
+
+
+def _config_axes() -> dict[str, Axis]:
+    hints = typing.get_type_hints(Config)
+    axes = {f.name: _axis_of(hints[f.name], f.name) for f in dataclasses.fields(Config)}
+    axes["graph"] = Axis((str, _NetworkxGraph))
+    return {k: v for k, v in axes.items() if k not in NOT_AXES}
+
+
+def _param_axes() -> dict[str, Axis]:
+    hints = typing.get_type_hints(AlgorithmParams)
+    return {
+        f.name: _axis_of(hints[f.name], f.name)
+        for f in dataclasses.fields(AlgorithmParams)
+        if f.name != EXTRA
+    }
+
+
+class _NetworkxGraphMeta(type):
+    def __instancecheck__(cls, value: object) -> bool:
+        nx = sys.modules.get("networkx")
+        return nx is not None and isinstance(value, nx.Graph)
+
+
+class _NetworkxGraph(metaclass=_NetworkxGraphMeta):
+    """Matches a networkx graph (in a spec given as a Python dict) without importing networkx."""
+
+
+CONFIG_AXES = _config_axes()
+PARAM_AXES = _param_axes()
+HAS_EXTRA = any(f.name == EXTRA for f in dataclasses.fields(AlgorithmParams))
+#: Experiment keys besides the configuration fields and the algorithm's parameters.
+OWN_KEYS = ("name", "figure", "algorithms", "means_file", "params")
+
+
+def experiment_keys() -> list[str]:
+    """Allowed keys: the own ones, every configuration field and every algorithm parameter
+    (``alpha = 1`` is ``params.alpha = 1``)."""
+    return [*OWN_KEYS, *CONFIG_AXES, *(k for k in PARAM_AXES if k not in CONFIG_AXES)]
+
+
 def _check_grid_size(source: str, blocks: list, tasks_per_config: int) -> None:
     """Count the configurations (the product of each experiment's lists) before building any."""
     total = 0
@@ -186,18 +271,19 @@ def _check_grid_size(source: str, blocks: list, tasks_per_config: int) -> None:
         if not isinstance(block, dict):
             raise ConfigError(f"{source}: experiments[{i}]: must be a table")
         size = 1
-        for key in (
-            "algorithms",
-            "agents",
-            "arms",
-            "horizon",
-            "graph",
-            "edge_prob",
-            "loss",
-            "delay",
-        ):
-            value = block.get(key)
-            size *= len(value) if isinstance(value, list) else 1
+        params = block.get("params")
+        values = [*block.items(), *(params.items() if isinstance(params, dict) else ())]
+        for key, value in values:
+            if key in ("means", "crash_at"):  # vectors: a list of lists is an axis
+                size *= (
+                    len(value)
+                    if isinstance(value, list) and value and isinstance(value[0], list)
+                    else 1
+                )
+            elif key == "means_file" and isinstance(value, str):
+                size *= max(1, _count_vectors(value))
+            elif key != "params":
+                size *= len(value) if isinstance(value, list) else 1
         total += size
         if total > MAX_CONFIGS:
             raise ConfigError(
@@ -211,57 +297,136 @@ def _check_grid_size(source: str, blocks: list, tasks_per_config: int) -> None:
         )
 
 
+def _means_lines(path: str) -> list[tuple[int, list[str]]]:
+    """(line number, fields) of each vector line of a means file ('#' starts a comment)."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"means file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read means file {path}: {err}") from None
+    lines = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        fields = raw.split("#", 1)[0].replace(",", " ").split()
+        if fields:
+            lines.append((number, fields))
+    return lines
+
+
+def _count_vectors(path: str) -> int:
+    try:
+        return len(_means_lines(path))
+    except ConfigError:
+        return 1  # reported with the key's name when the experiment is read
+
+
+def read_means_file(path: str) -> list[tuple[float, ...]]:
+    """Arm-mean vectors, one per line, numbers separated by commas or spaces.
+
+    The vectors themselves (not the path) go into each configuration, so task ids follow the
+    file's contents.
+    """
+    vectors = []
+    for number, fields in _means_lines(path):
+        try:
+            vectors.append(tuple(float(x) for x in fields))
+        except ValueError:
+            raise ConfigError(
+                f"means file {path} line {number}: expected numbers, got {' '.join(fields)!r}"
+            ) from None
+    if not vectors:
+        raise ConfigError(f"means file {path} holds no vector")
+    return vectors
+
+
+def _read_axes(block: dict, where: str) -> dict[str, list]:
+    """Every axis an experiment gives: configuration fields, then parameters, then plugin ones."""
+    axes: dict[str, list] = {}
+    for key, value in block.items():
+        if key in CONFIG_AXES:
+            axes[key] = CONFIG_AXES[key].values(f"{where}.{key}", value)
+    axes["algorithm"] = Axis((str,)).values(f"{where}.algorithms", block["algorithms"])
+    if "means_file" in block:
+        if "means" in block:
+            raise ConfigError(f"{where}: give means or means_file, not both")
+        path = block["means_file"]
+        if not isinstance(path, str):
+            raise ConfigError(f"{where}.means_file: expected a path, got {path!r}")
+        try:
+            axes["means"] = read_means_file(path)
+        except ConfigError as err:
+            raise ConfigError(f"{where}.means_file: {err}") from None
+    params = block.get("params", {})
+    if not isinstance(params, dict):
+        raise ConfigError(
+            f"{where}.params: expected a table of algorithm parameters, got {params!r}"
+        )
+    for key in [k for k in block if k in PARAM_AXES and k not in CONFIG_AXES]:
+        if key in params:
+            raise ConfigError(f"{where}: give {key} or params.{key}, not both")
+        params = {key: block[key], **params}
+    extra: dict[str, list] = {}
+    for key, value in params.items():
+        if key in PARAM_AXES:
+            axes[f"params.{key}"] = PARAM_AXES[key].values(f"{where}.params.{key}", value)
+        elif HAS_EXTRA and key != EXTRA:
+            extra[key] = Axis(EXTRA_TYPES).values(f"{where}.params.{key}", value)
+        else:
+            raise ConfigError(
+                f"{where}.params: unknown algorithm parameter {key!r} (known: {', '.join(PARAM_AXES)})"
+            )
+    order = [*LEGACY_ORDER, *CONFIG_AXES, *(f"params.{k}" for k in PARAM_AXES)]
+    ordered = {k: axes[k] for k in dict.fromkeys(order) if k in axes}
+    ordered.update({f"params.{EXTRA}.{k}": extra[k] for k in sorted(extra)})
+    return ordered
+
+
+def _make_config(values: dict[str, Any], base: dict[str, Any]) -> Config:
+    """One configuration from one point of the grid (``params.x`` keys are parameters)."""
+    fields = {k: v for k, v in values.items() if not k.startswith("params.")}
+    params = {k[7:]: v for k, v in values.items() if k.startswith("params.") and k.count(".") == 1}
+    extra = tuple(
+        (k[len(f"params.{EXTRA}.") :], v)
+        for k, v in values.items()
+        if k.startswith(f"params.{EXTRA}.")
+    )
+    if extra:
+        params[EXTRA] = extra
+    if fields.get("arms") is None and fields.get("means") is not None:
+        fields["arms"] = len(fields["means"])  # arms follow the means when not given
+    return Config(**{**base, **fields}, params=AlgorithmParams(**params))  # the experiment's win
+
+
 def _parse_experiment(
     block: dict, where: str, default_name: str, seed: int, runs: int, grid_points: int
 ) -> Experiment:
-    for key, value in block.items():
-        if key not in EXPERIMENT_KEYS:
-            raise ConfigError(
-                f"{where}: unknown key {key!r} (allowed: {', '.join(EXPERIMENT_KEYS)})"
-            )
-        if not _type_ok(value, EXPERIMENT_KEYS[key]):
-            raise ConfigError(f"{where}.{key}: wrong type {type(value).__name__} ({value!r})")
+    allowed = experiment_keys()
+    for key in block:
+        if key not in allowed:
+            raise ConfigError(f"{where}: unknown key {key!r} (allowed: {', '.join(allowed)})")
     for key in REQUIRED:
         if key not in block:
             raise ConfigError(f"{where}: missing required key {key!r}")
-    axes = {
-        "algorithm": _as_list(f"{where}.algorithms", block["algorithms"], (str,)),
-        "agents": _as_list(f"{where}.agents", block["agents"], (int,)),
-        "arms": _as_list(f"{where}.arms", block["arms"], (int,)),
-        "horizon": _as_list(f"{where}.horizon", block["horizon"], (int,)),
-        "graph": _as_list(f"{where}.graph", block.get("graph", "complete"), (str,)),
-        "edge_prob": _as_list(
-            f"{where}.edge_prob", block.get("edge_prob", [None]), (float, int, type(None))
-        ),
-        "loss": [float(q) for q in _as_list(f"{where}.loss", block.get("loss", 0.0), (float, int))],
-        "delay": [
-            float(d) for d in _as_list(f"{where}.delay", block.get("delay", 0.0), (float, int))
-        ],
-    }
-    alpha = block.get("alpha")
-    params = AlgorithmParams(alpha=None if alpha is None else float(alpha))
+    if "arms" not in block and "means" not in block and "means_file" not in block:
+        raise ConfigError(f"{where}: missing required key 'arms' (or means / means_file)")
+    name = check_label(f"{where}.name", _label(where, block, "name", default_name))
+    figure = check_label(f"{where}.figure", _label(where, block, "figure", name))
+    axes = _read_axes(block, where)
+    base = {"runs": runs, "seed": seed, "grid_points": grid_points}
     configs = []
     for combo in itertools.product(*axes.values()):
-        values = dict(zip(axes, combo, strict=True))
         try:
-            configs.append(
-                Config(
-                    **values,
-                    runs=runs,
-                    seed=seed,
-                    reward=block.get("reward", "bernoulli"),
-                    sigma=float(block.get("sigma", 1.0)),
-                    params=params,
-                    grid_points=grid_points,
-                    crash_rate=float(block.get("crash_rate", 0.0)),
-                    recover_after=block.get("recover_after", 0),
-                )
-            )
+            configs.append(_make_config(dict(zip(axes, combo, strict=True)), base))
         except ConfigError as err:
             raise ConfigError(f"{where}: {err}") from None
-    name = check_label(f"{where}.name", block.get("name", default_name))
-    figure = check_label(f"{where}.figure", block.get("figure", name))
     return Experiment(name, figure, tuple(configs), where)
+
+
+def _label(where: str, block: dict, key: str, default: str) -> str:
+    value = block.get(key, default)
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}.{key}: wrong type {type(value).__name__} ({value!r})")
+    return value
 
 
 def check_graphs(spec: SweepSpec) -> None:
@@ -290,10 +455,10 @@ def check_graphs(spec: SweepSpec) -> None:
                             ) from None
                         connected[key] = True
             elif config.graph not in topo.GRAPH_KINDS:
-                key = ("file", config.graph, config.agents)
+                key = ("file", config.graph, config.agents, config.edges)
                 if key not in connected:
                     try:
-                        connected[key] = topo.build(config.graph, config.agents).is_connected
+                        connected[key] = _file_or_edges(config).is_connected
                     except ConfigError as err:
                         raise ConfigError(
                             f"{experiment.where}.graph: {err} (agents = {config.agents})"
@@ -303,6 +468,14 @@ def check_graphs(spec: SweepSpec) -> None:
                         f"{experiment.where}.graph: {config.algorithm} needs a connected graph; "
                         f"{config.graph} with {config.agents} agents is not"
                     )
+
+
+def _file_or_edges(config: Config) -> topo.Topology:
+    if config.edges is not None:
+        from mamab.instance import edge_topology
+
+        return edge_topology(config.edges, config.agents)
+    return topo.build(config.graph, config.agents)
 
 
 def load_spec(path: str | Path) -> SweepSpec:

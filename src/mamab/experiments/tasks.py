@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mamab.agents import AlgorithmParams
 from mamab.agents.registry import engine_for, plugin_fingerprint
 from mamab.config import Config
 from mamab.errors import ConfigError
@@ -45,8 +46,27 @@ ARRAYS = (
 OK, MISSING, UNUSABLE, OTHER_CODE = "ok", "missing", "unusable", "other-code"
 
 
-def graph_digest(graph: str) -> str | None:
-    """sha256 of an edge-list graph file's bytes (None for a named graph such as 'ring')."""
+#: The fields ids were made of before issue 13. A field added since is left out of a
+#: configuration's id while it holds its default, so ids (and finished task files) stay valid.
+KEYED_FIELDS = frozenset({
+    "algorithm", "agents", "arms", "horizon", "runs", "seed", "reward", "sigma", "graph",
+    "edge_prob", "means", "params", "grid_points", "first_run", "loss", "crash_rate", "crash_at",
+    "recover_after",
+})  # fmt: skip
+KEYED_PARAMS = frozenset({"alpha", "k_prime", "sub_epochs", "gossip_exponent", "consensus_kappa"})
+_CONFIG_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config)}
+_PARAM_DEFAULTS = json.loads(json.dumps(dataclasses.asdict(AlgorithmParams())))
+
+
+def graph_digest(graph: str | Config) -> str | None:
+    """sha256 of a graph's contents: an edge-list file's bytes, or a networkx graph's edge list.
+
+    None for a named graph such as 'ring'.
+    """
+    if isinstance(graph, Config):
+        if graph.edges is not None:
+            return hashlib.sha256(json.dumps(graph.edges).encode()).hexdigest()
+        graph = graph.graph
     if graph in GRAPH_KINDS:
         return None
     try:
@@ -62,12 +82,17 @@ def config_key(config: Config, graph_sha256: str | None = None) -> dict:
     file gives new ids and the same file under another path gives the same id.
     """
     fields = json.loads(json.dumps(dataclasses.replace(config, first_run=0).to_dict()))
-    if fields["delay"] == 0:
-        del fields["delay"]  # ids of configurations without delays predate the option: keep them
-    if not fields["params"].get("extra"):
-        fields["params"].pop("extra", None)  # likewise for plugin parameters
+    for name in [k for k in fields if k not in KEYED_FIELDS]:
+        if fields[name] == _CONFIG_DEFAULTS.get(name, dataclasses.MISSING):
+            del fields[name]  # delay = 0, no edges, ...: ids from before the field stay valid
+    params = fields["params"]
+    for name in [k for k in params if k not in KEYED_PARAMS]:
+        if params[name] == _PARAM_DEFAULTS.get(name, dataclasses.MISSING):
+            del params[name]
     if graph_sha256 is not None:
-        fields["graph"] = "file"
+        fields.pop("edges", None)  # a networkx graph counts by its edge list's digest
+        if config.edges is None:
+            fields["graph"] = "file"
         fields["graph_sha256"] = graph_sha256
     return fields
 
@@ -116,7 +141,7 @@ def split(
 
 def _check_graph(task: Task) -> None:
     """Refuse to compute on a graph file whose contents are not the ones the task is keyed on."""
-    if task.graph_sha256 is not None and graph_digest(task.config.graph) != task.graph_sha256:
+    if task.graph_sha256 is not None and graph_digest(task.config) != task.graph_sha256:
         raise ConfigError(
             f"graph file {task.config.graph} changed while the sweep ran (or differs on this "
             "worker); run the sweep again"

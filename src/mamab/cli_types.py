@@ -1,0 +1,58 @@
+"""Light command-line option types shared by ``mamab run`` and the live commands (click only).
+
+The algorithm option is checked through the registry when a command runs, so plugins are
+accepted and ``mamab --help`` imports neither numpy nor any plugin.
+"""
+
+from __future__ import annotations
+
+import click
+
+from mamab.errors import ConfigError
+
+
+class AlgorithmName(click.ParamType):
+    """An algorithm name, built in or a plugin: looked up when the command runs.
+
+    Entry points are read only for a name that is not built in; a wrong name is one line
+    listing every algorithm.
+    """
+
+    name = "algorithm"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        if not isinstance(value, str):
+            self.fail(f"{value!r} is not an algorithm name", param, ctx)
+        from mamab.agents.registry import lookup
+
+        try:
+            return lookup(value).name
+        except ConfigError as err:
+            self.fail(str(err), param, ctx)
+
+
+def parse_param(text: str) -> tuple[str, bool | int | float | str]:
+    """``NAME=VALUE`` of ``--param``: VALUE an integer, a number, true/false, else text."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise ConfigError(f"--param takes NAME=VALUE, got {text!r}")
+    raw = raw.strip()
+    if raw.lower() in ("true", "false"):
+        return name.strip(), raw.lower() == "true"
+    for kind in (int, float):
+        try:
+            return name.strip(), kind(raw)
+        except ValueError:
+            pass
+    return name.strip(), raw
+
+
+ALGORITHM_HELP = (
+    "Algorithm every agent runs: lcc-ucb, lcc-ucb-graph, lcc-ucb-relay, no-communication, "
+    "full-communication, demab, gosine, coop-ucb2, or a plugin (`mamab algorithms` lists them)."
+)
+ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)
+PARAM = click.option("--param", "plugin_params", multiple=True, metavar="NAME=VALUE",
+                     help="A plugin algorithm's own parameter (repeatable), e.g. epsilon=0.05.")  # fmt: skip

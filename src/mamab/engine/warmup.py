@@ -1,0 +1,90 @@
+"""The first run compiles the numba kernels (about 20 s); say so, or compile ahead.
+
+numba caches each compiled kernel on disk (``cache=True``: beside the sources, or in numba's
+user cache when that is read-only). When a kernel's cache index is missing the next run
+compiles it: :func:`compile_notice` then prints one line on stderr, once per process, and
+``mamab warmup`` (:func:`warmup`) compiles every kernel ahead, with progress.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+#: The kernel module each built-in algorithm's fast engine runs (others: the LCC kernel).
+KERNEL_MODULES = {"demab": "demab_kernel", "gosine": "gosine_kernel", "coop-ucb2": "coop_kernel"}
+DEFAULT_MODULE = "kernels"
+NOTICE = "mamab: compiling kernels (first run only; `mamab warmup` compiles them all ahead)…"
+_said = False
+
+
+def _entry_kernels(module: str) -> list:
+    """The module's top-level kernels: the numba dispatchers that release the GIL."""
+    mod = importlib.import_module(f"mamab.engine.{module}")
+    return [
+        obj
+        for obj in vars(mod).values()
+        if hasattr(obj, "_cache") and getattr(obj, "targetoptions", {}).get("nogil")
+    ]
+
+
+def _cached(kernel) -> bool:
+    """Whether numba's on-disk cache holds an index for ``kernel``."""
+    try:
+        index = kernel._cache._cache_file._index_path
+    except AttributeError:  # another numba's internals: assume warm rather than cry wolf
+        return True
+    return Path(index).is_file()
+
+
+def cold(algorithms: list[str]) -> bool:
+    """Whether running any of ``algorithms`` on the fast engine will compile a kernel first."""
+    from mamab.agents import ALGORITHMS
+
+    modules = {KERNEL_MODULES.get(a, DEFAULT_MODULE) for a in algorithms if a in ALGORITHMS}
+    return any(not _cached(k) for m in sorted(modules) for k in _entry_kernels(m))
+
+
+def compile_notice(algorithms: list[str], stream: TextIO | None = None) -> bool:
+    """Print the compile notice (once per process) when a kernel cache is cold; True if printed."""
+    global _said
+    if _said or not algorithms or not cold(algorithms):
+        return False
+    _said = True
+    print(NOTICE, file=stream or sys.stderr, flush=True)
+    return True
+
+
+def warmup_configs():
+    """Tiny configurations that reach every kernel signature: each algorithm, with and without
+    faults (crashes, losses and delays are separate code paths)."""
+    from mamab.agents import ALGORITHMS
+    from mamab.config import Config
+
+    for algorithm in ALGORITHMS:
+        yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring")
+        yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring", loss=0.1, delay=0.1,
+                     crash_rate=0.01, recover_after=5)  # fmt: skip
+
+
+def warmup(
+    starting: Callable[[str], None] | None = None, done: Callable[[str], None] | None = None
+) -> int:
+    """Compile (or load from the cache) every kernel; returns the configurations run.
+
+    ``starting(algorithm)`` and ``done(algorithm)`` are called around each configuration.
+    """
+    from mamab.simulate import simulate
+
+    count = 0
+    for config in warmup_configs():
+        if starting is not None:
+            starting(config.algorithm)
+        simulate(config, engine="fast", jobs=1)
+        if done is not None:
+            done(config.algorithm)
+        count += 1
+    return count
