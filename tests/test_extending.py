@@ -8,6 +8,7 @@ installed into it and nothing needs uninstalling), then found through its entry 
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shlex
@@ -126,12 +127,20 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
         "mamab: note: eps-greedy has no fast kernel: it runs on the reference engine (same results, slower)"
     ]
     sweep = outputs["sweep"]
-    assert re.search(r"^complete +eps-greedy ", sweep.stdout, re.M)
-    assert re.search(r"^complete +lcc-ucb ", sweep.stdout, re.M)
+    for epsilon in ("0.05", "0.2"):  # the plugin's own parameter is an axis and a label
+        assert re.search(
+            rf"^eps-greedy +eps-greedy .* extra\.epsilon={epsilon}$", sweep.stdout, re.M
+        )
+    assert re.search(r"^lcc-ucb +lcc-ucb ", sweep.stdout, re.M)
     assert sweep.stderr.count("no fast kernel") == 1  # said once, not once per worker
     results = work / "eps-vs-lcc-results"
-    summary = (results / "summary.csv").read_text()
-    assert summary.count("eps-greedy") == 1 and summary.count("lcc-ucb") == 1
-    assert (results / "figures" / "complete-regret.png").stat().st_size > 0
-    assert "complete-regret.png" in outputs["plot"].stdout
-    assert re.search(r"^  eps-greedy +0 ", outputs["frontier"].stdout, re.M)  # no bits sent
+    with (results / "summary.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["algorithm"], r["extra.epsilon"]) for r in rows] == [
+        ("eps-greedy", "0.05"), ("eps-greedy", "0.2"), ("lcc-ucb", ""),
+    ]  # fmt: skip
+    assert (results / "figures" / "eps-vs-lcc-regret.png").stat().st_size > 0
+    assert "eps-vs-lcc-regret.png" in outputs["plot"].stdout
+    frontier = outputs["frontier"].stdout
+    assert re.search(r"^  eps-greedy \(epsilon=0\.05\) +0 ", frontier, re.M)  # no bits sent
+    assert re.search(r"^  eps-greedy \(epsilon=0\.2\) +0 ", frontier, re.M)

@@ -294,8 +294,9 @@ def _varying_text(rows: list[dict[str, str]]) -> list[str]:
         "max_degree_",
         "crashed_",
     )
-    keys = [k for k in (rows[0] if rows else {}) if k not in SHOWN and not k.startswith(stats)]
-    varying = [k for k in keys if len({r[k] for r in rows}) > 1]
+    every = dict.fromkeys(k for r in rows for k in r)  # experiments may differ (extra.<name>)
+    keys = [k for k in every if k not in (*SHOWN, "extra") and not k.startswith(stats)]
+    varying = [k for k in keys if len({r.get(k, "") for r in rows}) > 1]
 
     def text(value: str) -> str:
         if not value:
@@ -305,7 +306,7 @@ def _varying_text(rows: list[dict[str, str]]) -> list[str]:
         except ValueError:
             return value
 
-    return [", ".join(f"{k}={text(r[k])}" for k in varying) for r in rows]
+    return [", ".join(f"{k}={text(r.get(k, ''))}" for k in varying) for r in rows]
 
 
 def _print_summary(rows: list[dict[str, str]]) -> None:
