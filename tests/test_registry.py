@@ -448,9 +448,25 @@ def test_entry_point_clashes(monkeypatch):
 
 
 def test_cli_help_names_every_built_in():
-    from mamab.cli_types import ALGORITHM_HELP
+    from mamab.cli_types import ALGORITHM_HELP, BUILT_IN
 
+    assert BUILT_IN == ALGORITHMS
     assert ALGORITHM_HELP.startswith(f"Algorithm every agent runs: {', '.join(ALGORITHMS)}, or a")
+
+
+def test_unknown_algorithm_flag_imports_nothing_heavy():
+    code = (
+        "import sys\n"
+        "from mamab.cli import main\n"
+        "try:\n"
+        "    main(['run', '--algorithm', 'nope'])\n"
+        "except SystemExit as e:\n"
+        "    print(e.code, 'numpy' in sys.modules, 'mamab.agents' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "False", "False"]
+    assert out.stderr.startswith("mamab: error: Invalid value for '--algorithm': unknown algorithm")
+    assert "choose one of lcc-ucb, lcc-ucb-graph" in out.stderr
 
 
 def test_cli_start_imports_no_plugin_and_no_numba():
