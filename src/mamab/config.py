@@ -95,7 +95,7 @@ class Config:
         _int_in("seed", self.seed, 0, MAX_INT64, "a non-negative integer")
         _int_in("first_run", self.first_run, 0, MAX_COUNT, "a non-negative integer")
         _check_params(self.params)
-        check_algorithm(self.algorithm, self.agents, self.arms)
+        check_algorithm(self.algorithm, self.agents, self.arms, self.params)
         check_reward(self.reward, self.sigma)
         if (
             self.graph != EDGES_GRAPH
