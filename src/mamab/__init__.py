@@ -20,6 +20,10 @@ _EXPORTS = {
     "AlgorithmParams": "mamab.agents",
     "Message": "mamab.agents",
     "make_agents": "mamab.agents",
+    "ReferenceEngineWarning": "mamab.agents",
+    "algorithm_metadata": "mamab.agents",
+    "register_algorithm": "mamab.agents",
+    "unregister_algorithm": "mamab.agents",
     "Config": "mamab.config",
     "ConfigError": "mamab.errors",
     "InvalidMessage": "mamab.errors",
@@ -38,15 +42,29 @@ __all__ = [
     "InvalidMessage",
     "InvalidObservation",
     "Message",
+    "ReferenceEngineWarning",
     "Result",
     "__version__",
+    "algorithm_metadata",
     "make_agents",
+    "register_algorithm",
     "simulate",
     "sweep",
+    "unregister_algorithm",
 ]
 
 if TYPE_CHECKING:
-    from mamab.agents import ALGORITHMS, Agent, AlgorithmParams, Message, make_agents
+    from mamab.agents import (
+        ALGORITHMS,
+        Agent,
+        AlgorithmParams,
+        Message,
+        ReferenceEngineWarning,
+        algorithm_metadata,
+        make_agents,
+        register_algorithm,
+        unregister_algorithm,
+    )
     from mamab.config import Config
     from mamab.errors import ConfigError, InvalidMessage, InvalidObservation
     from mamab.experiments import sweep

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from click.utils import make_default_short_help
 
+from mamab.cli_types import ALGORITHM, PARAM, parse_param
 from mamab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -41,7 +43,6 @@ class LazyChoice(click.Choice):
         raise AttributeError("the choices of a LazyChoice come from its module")
 
 
-ALGORITHMS = LazyChoice("mamab.agents", "ALGORITHMS")
 ENGINES = LazyChoice("mamab.config", "ENGINES")
 REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS")
 #: Commands defined in other modules: name -> (module, attribute, one-line help for the listing).
@@ -91,7 +92,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--algorithm", required=True, type=ALGORITHMS, help="Algorithm every agent runs.")
+@ALGORITHM
 @click.option(
     "--agents", "-N", "agents", type=int, default=10, show_default=True, help="Number of agents N."
 )
@@ -125,12 +126,14 @@ def cli() -> None:
 @click.option(
     "--alpha", type=float, default=None, help="UCB exploration constant [default: 2; 4 for gosine]."
 )
+@PARAM
 @click.option(
     "--engine",
     type=ENGINES,
     default="fast",
     show_default=True,
-    help="fast (numba) or reference (online agents); results are identical.",
+    help="fast (numba) or reference (online agents); results are identical. "
+    "An algorithm without a fast kernel runs on the reference engine.",
 )
 @click.option(
     "--jobs",
@@ -162,6 +165,7 @@ def run(
     reward: str,
     sigma: float,
     alpha: float | None,
+    plugin_params: tuple[str, ...],
     engine: str,
     jobs: int | None,
     grid_points: int,
@@ -186,7 +190,7 @@ def run(
         sigma=sigma,
         graph=graph,
         edge_prob=edge_prob,
-        params=AlgorithmParams(alpha=alpha),
+        params=AlgorithmParams(alpha=alpha, extra=[parse_param(p) for p in plugin_params]),
         loss=loss,
         delay=delay,
         crash_rate=crash_rate,
@@ -290,8 +294,9 @@ def _varying_text(rows: list[dict[str, str]]) -> list[str]:
         "max_degree_",
         "crashed_",
     )
-    keys = [k for k in (rows[0] if rows else {}) if k not in SHOWN and not k.startswith(stats)]
-    varying = [k for k in keys if len({r[k] for r in rows}) > 1]
+    every = dict.fromkeys(k for r in rows for k in r)  # experiments may differ (extra.<name>)
+    keys = [k for k in every if k not in (*SHOWN, "extra") and not k.startswith(stats)]
+    varying = [k for k in keys if len({r.get(k, "") for r in rows}) > 1]
 
     def text(value: str) -> str:
         if not value:
@@ -301,7 +306,7 @@ def _varying_text(rows: list[dict[str, str]]) -> list[str]:
         except ValueError:
             return value
 
-    return [", ".join(f"{k}={text(r[k])}" for k in varying) for r in rows]
+    return [", ".join(f"{k}={text(r.get(k, ''))}" for k in varying) for r in rows]
 
 
 def _print_summary(rows: list[dict[str, str]]) -> None:
@@ -495,8 +500,40 @@ def warmup() -> None:
     click.echo(f"kernels ready ({time.perf_counter() - start:.1f} s)")
 
 
+@cli.command()
+def algorithms() -> None:
+    """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it."""
+    from mamab.agents.registry import algorithms as every_algorithm
+
+    found, broken = every_algorithm()
+    width = max(len(a.name) for a in found)
+    click.echo(f"{'algorithm':<{width}}  {'engine':<9}  {'live':<4}  description")
+    for a in found:
+        engine = "fast" if a.fast else "reference"
+        where = "" if a.source == "built-in" else f" [{a.source}]"
+        click.echo(f"{a.name:<{width}}  {engine:<9}  {'yes' if a.wire else 'no':<4}  "
+                   f"{a.description}{where}")  # fmt: skip
+    for line in broken:
+        click.echo(f"mamab: {line}", err=True)
+
+
+def _one_line_warnings() -> None:
+    """Show mamab's own warnings (the reference fallback) as one line on stderr."""
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        registry = sys.modules.get("mamab.agents.registry")  # imported if it warned
+        if registry is not None and issubclass(category, registry.ReferenceEngineWarning):
+            click.echo(f"mamab: note: {message}", err=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: turn usage and configuration errors into one line and exit code 2."""
+    _one_line_warnings()
     if not (sys.argv[1:] if argv is None else argv):  # bare `mamab`: the help, not an error
         click.echo(cli.get_help(click.Context(cli, info_name="mamab")))
         sys.exit(0)

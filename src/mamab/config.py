@@ -101,7 +101,7 @@ class Config:
             raise ConfigError(
                 f"grid_style must be one of {', '.join(GRID_STYLES)}, got {self.grid_style!r}"
             )
-        check_algorithm(self.algorithm, self.agents, self.arms)
+        check_algorithm(self.algorithm, self.agents, self.arms, self.params)
         check_reward(self.reward, self.sigma)
         if (
             self.graph != EDGES_GRAPH

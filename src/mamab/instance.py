@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from mamab import topology as topo
-from mamab.agents import CENTRAL_SERVER
+from mamab.agents.registry import central_server
 from mamab.config import Config
 from mamab.problem import Problem, draw_means
 from mamab.seeding import rng
@@ -34,7 +34,7 @@ class Instance:
 
 def uses_graph(algorithm: str) -> bool:
     """Whether the agents' graph carries messages: not without communication, nor via a server."""
-    return algorithm != "no-communication" and algorithm not in CENTRAL_SERVER
+    return algorithm != "no-communication" and not central_server(algorithm)
 
 
 def make_instance(

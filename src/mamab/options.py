@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 import click
 
-from mamab.agents import ALGORITHMS, AlgorithmParams
+from mamab.agents import AlgorithmParams
+from mamab.cli_types import ALGORITHM
 from mamab.config import Config
 from mamab.problem import REWARD_MODELS
 
 PROBLEM_OPTIONS: tuple[Callable, ...] = (
-    click.option("--algorithm", required=True, type=click.Choice(ALGORITHMS),
-                 help="Algorithm every agent runs."),
+    ALGORITHM,
     click.option("--agents", "-N", "agents", type=int, default=10, show_default=True,
                  help="Number of agents N."),
     click.option("--arms", "-K", "arms", type=int, default=100, show_default=True,

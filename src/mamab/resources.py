@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mamab.agents.registry import FAST_KERNELS, engine_for
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.problem import MAX_CHUNK_VALUES
@@ -170,7 +171,10 @@ def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, floa
     n, k, algo = config.agents, config.arms, config.algorithm
     block = -(-k // n)
     mean_degree = 2 * shape.edges / n
-    if algo in ("no-communication", "full-communication"):
+    if algo not in FAST_KERNELS:  # a plugin (reference engine): as UCB on all arms, talking
+        bytes_ = n * k * STATE_BYTES + 40 * 2 * shape.edges
+        ns = 10 + 0.7 * k + 10 * mean_degree
+    elif algo in ("no-communication", "full-communication"):
         bytes_ = n * k * STATE_BYTES
         ns = 10 + 0.7 * k + (10 * mean_degree if algo == "full-communication" else 0)
     elif algo in ("lcc-ucb", "lcc-ucb-graph"):
@@ -202,6 +206,7 @@ def estimate(config: Config, engine: str = "fast", jobs: int | None = None, trac
     """
     from mamab.instance import uses_graph
 
+    engine = engine_for(config.algorithm, engine)  # a plugin runs on the reference engine
     n, runs, horizon = config.agents, config.runs, config.horizon
     points = min(config.grid_points, horizon)
     workers = 1 if engine == "reference" else max(1, min(jobs or cores(), runs, cores()))

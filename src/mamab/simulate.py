@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mamab import resources
+from mamab.agents.registry import announce_reference, engine_for
 from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
 from mamab.instance import make_instance
@@ -22,13 +23,18 @@ def simulate(
     """Simulate every run of ``config``.
 
     ``engine`` is "fast" (numba kernels, runs spread over ``jobs`` threads, default all cores) or
-    "reference" (the online agents); both give identical results. ``trace`` also keeps each
-    agent's arm at every step. Before any work, memory and time are estimated and work that
-    cannot fit this machine is refused (:func:`mamab.resources.check`). ``progress`` is called
-    with the agent-steps done, block by block (a progress bar's ``update``).
+    "reference" (the online agents); both give identical results. An algorithm without a fast
+    kernel (a plugin) runs on the reference engine either way; the first time in a process,
+    a :class:`~mamab.ReferenceEngineWarning` says so. ``result.engine`` names the engine used.
+    ``trace`` also keeps each agent's arm at every step. Before any work, memory and time are
+    estimated and work that cannot fit this machine is refused (:func:`mamab.resources.check`).
+    ``progress`` is called with the agent-steps done, block by block (a progress bar's ``update``).
     """
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if engine_for(config.algorithm, engine) != engine:
+        announce_reference(config.algorithm)
+        engine = "reference"
     resources.check(resources.estimate(config, engine, jobs, trace))
     grid = time_grid(config.horizon, config.grid_points, config.grid_style)
     instances = [make_instance(config, run, progress) for run in config.run_ids]

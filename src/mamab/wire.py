@@ -27,6 +27,7 @@ from mamab.agents import ALGORITHMS, check_algorithm
 from mamab.agents.base import Message
 from mamab.agents.demab import count_bits
 from mamab.agents.gosine import REQUEST_BITS
+from mamab.agents.registry import WIRE_CODECS, require_wire
 from mamab.errors import ConfigError, InvalidMessage
 from mamab.schedule import REWARD_BITS, agent_bits, index_bits
 
@@ -75,7 +76,7 @@ ALGORITHM_IDS: dict[str, int] = {
 }
 """Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
 
-assert set(ALGORITHM_IDS) == set(ALGORITHMS), "every algorithm needs a wire id"
+assert set(ALGORITHM_IDS) == WIRE_CODECS, "every algorithm with wire=True needs a wire id"
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ class WireSpec:
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHM_IDS:
+            if isinstance(self.algorithm, str):
+                require_wire(self.algorithm)  # a plugin: "has no wire codec", in one line
             raise ConfigError(
                 f"unknown algorithm {self.algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
             )

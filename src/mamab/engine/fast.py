@@ -9,8 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mamab.agents import alpha_of, lcc_shape
+from mamab.agents.registry import has_fast_kernel
 from mamab.config import Config
 from mamab.engine import kernels
+from mamab.errors import ConfigError
 from mamab.faults import crash_steps, fault_seed, recovery_steps
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
@@ -52,12 +54,15 @@ def run_fast(
 
 def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = False) -> RunResult:
     """One run of ``config`` on ``instance`` with the numba kernels."""
-    if config.algorithm == "demab":
-        return run_demab(config, instance, grid, trace)
-    if config.algorithm == "gosine":
-        return run_gosine(config, instance, grid, trace)
-    if config.algorithm == "coop-ucb2":
-        return run_coop(config, instance, grid, trace)
+    if not has_fast_kernel(config.algorithm):  # simulate() falls back before getting here
+        raise ConfigError(f"{config.algorithm} has no fast kernel; use the reference engine")
+    return RUNNERS[config.algorithm](config, instance, grid, trace)
+
+
+def run_ucb_family(
+    config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
+) -> RunResult:
+    """One run of an LCC-family algorithm or a UCB baseline (one kernel, several modes)."""
     problem, graph = instance.problem, instance.topology
     n, k, horizon = config.agents, config.arms, config.horizon
     indptr, indices = graph.csr()
@@ -216,6 +221,15 @@ def run_coop(
                    2 * k * REWARD_BITS, trace, rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash,
                    rec.back, late_edge, prev_counts, prev_sums)  # fmt: skip
     return rec.result(instance, trace)
+
+
+#: The kernel driver of each algorithm with a fast kernel (``registry.FAST_KERNELS`` names them).
+RUNNERS = {
+    **dict.fromkeys(MODES, run_ucb_family),
+    "demab": run_demab,
+    "gosine": run_gosine,
+    "coop-ucb2": run_coop,
+}
 
 
 @dataclass

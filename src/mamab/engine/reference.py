@@ -7,6 +7,7 @@ import numpy as np
 from mamab.agents import Agent, make_agents, network
 from mamab.agents.base import Message
 from mamab.config import Config
+from mamab.errors import ConfigError
 from mamab.faults import DELAY, LOSE, crash_steps, fault_seed, message_fate, recovery_steps
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
@@ -77,6 +78,14 @@ def _deliver(agents: list[Agent], counts: dict[str, np.ndarray], message: Messag
     agents[message.receiver].receive(message)
 
 
+def _restart(algorithm: str, agent: Agent, done_steps: int) -> None:
+    """``agent.reset()``; an agent that cannot recover (a plugin without reset) is one line."""
+    try:
+        agent.reset(done_steps)
+    except NotImplementedError as err:
+        raise ConfigError(f"{algorithm}: {err}; run it with recover_after = 0") from None
+
+
 def _count_lost(counts: dict[str, np.ndarray], message: Message) -> None:
     counts["messages_lost"][message.sender] += 1
     counts["bits_lost"][message.sender] += message.bits
@@ -112,7 +121,7 @@ def run_reference(
             step = t + 1  # 1-indexed step about to be played
             alive[:n] = (step < crash) | (step >= back)
             for i in np.flatnonzero(back == step):
-                players[i].reset(t)  # back from a crash with fresh state
+                _restart(config.algorithm, players[i], t)  # back from a crash, fresh state
             for agent in players:
                 if not alive[agent.agent_id]:
                     continue

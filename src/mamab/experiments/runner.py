@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from mamab.agents.registry import announce_reference, engine_for
 from mamab.errors import ConfigError
 from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, write_tables
 from mamab.experiments.executors import Executor, LocalExecutor
@@ -135,6 +136,9 @@ def run_sweep(
     other_code = status.count(OTHER_CODE)
     if other_code:
         print(f"{spec.name}: {other_code} tasks from other code recomputed", file=sys.stderr)
+    for algorithm in dict.fromkeys(task.config.algorithm for task in todo):
+        if engine_for(algorithm) == "reference":
+            announce_reference(algorithm)  # once, here: the workers run it without a word
     executor = executor or LocalExecutor(jobs)
     if todo and isinstance(executor, LocalExecutor):  # workers here share this disk's kernel cache
         from mamab.engine.warmup import compile_notice

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from mamab import topology as topo
-from mamab.agents import NEEDS_CONNECTED, AlgorithmParams
+from mamab.agents import AlgorithmParams
+from mamab.agents.registry import needs_connected
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.seeding import rng
@@ -462,7 +463,7 @@ def check_graphs(spec: SweepSpec) -> None:
                         raise ConfigError(
                             f"{experiment.where}.graph: {err} (agents = {config.agents})"
                         ) from None
-                if config.algorithm in NEEDS_CONNECTED and not connected[key]:
+                if needs_connected(config.algorithm) and not connected[key]:
                     raise ConfigError(
                         f"{experiment.where}.graph: {config.algorithm} needs a connected graph; "
                         f"{config.graph} with {config.agents} agents is not"

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from mamab.agents import AlgorithmParams
+from mamab.agents.registry import engine_for, plugin_fingerprint
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments import provenance
@@ -147,10 +148,21 @@ def _check_graph(task: Task) -> None:
         )
 
 
+def task_provenance(config: Config) -> dict:
+    """What produced a task file: mamab's provenance, plus a plugin algorithm's own fingerprint."""
+    plugin = plugin_fingerprint(config.algorithm)
+    current = provenance.current_provenance()
+    return current if plugin is None else {**current, "plugin": plugin}
+
+
 def compute_task(task: Task) -> bytes:
-    """Simulate a task (one thread) and return its file's bytes: what a remote worker ships back."""
+    """Simulate a task (one thread) and return its file's bytes: what a remote worker ships back.
+
+    An algorithm without a fast kernel runs on the reference engine (the runner says so once).
+    """
     _check_graph(task)
-    result = simulate(task.config, engine="fast", jobs=1)
+    engine = engine_for(task.config.algorithm)
+    result = simulate(task.config, engine=engine, jobs=1)
     _check_graph(task)  # the file was read during the simulation: still the one hashed?
     arrays = {
         "grid": result.grid,
@@ -169,7 +181,7 @@ def compute_task(task: Task) -> bytes:
             "task": task.name,
             "config": task.config.to_dict(),
             "graph_sha256": task.graph_sha256,
-            "provenance": provenance.current_provenance(),
+            "provenance": task_provenance(task.config),
         },
         sort_keys=True,
     )
@@ -229,7 +241,7 @@ def inspect_task(task: Task, out: Path) -> tuple[str, dict[str, np.ndarray] | No
         raise ConfigError(
             f"{path} was written in result format {meta.get('format')!r}; this mamab reads format {FORMAT}"
         )
-    if meta.get("provenance") != provenance.current_provenance():
+    if meta.get("provenance") != task_provenance(task.config):
         return OTHER_CODE, None
     expected = _comparable(task.config.to_dict(), task.graph_sha256)
     if meta.get("graph_sha256") != task.graph_sha256 or not isinstance(meta.get("config"), dict):

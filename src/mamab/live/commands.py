@@ -33,6 +33,7 @@ TIMEOUT = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
 def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeout: float,
           out: Path | None, **problem) -> None:  # fmt: skip
     """Run one node of a live run in this process, over the roster's authenticated network."""
+    from mamab.agents.registry import require_wire
     from mamab.live.agent_process import run_agent
     from mamab.storage import write_json
 
@@ -41,6 +42,7 @@ def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeou
 
         die_with_parent(int(parent))
     config = problem_config(**problem, runs=1, first_run=run)
+    require_wire(config.algorithm)  # a plugin has no wire codec: one line, before any socket
     record = run_agent(config, run, roster, node_id, secret, sync=sync, timeout=timeout)
     if out is None:
         import json
@@ -59,11 +61,13 @@ def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeou
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> None:
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
+    from mamab.agents.registry import require_wire
     from mamab.live.fleet import node_count, run_live
     from mamab.stats import median_band
     from mamab.storage import prepare_out_dir, write_json
 
     config = problem_config(**problem, runs=runs)
+    require_wire(config.algorithm)  # a plugin has no wire codec: one line, before any process
     directory = prepare_out_dir(out) if out is not None else None
     click.echo(f"{runs} live runs of {node_count(config)} processes each "
                f"({'sync' if sync else 'async'}, loopback)", err=True)  # fmt: skip

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mamab.agents import CENTRAL_SERVER
+from mamab.agents.registry import central_server
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.live.play import wire_spec
@@ -23,7 +23,7 @@ from mamab.live.transport import free_ports
 
 def node_count(config: Config) -> int:
     """Agents, plus DEMAB's server."""
-    return config.agents + (1 if config.algorithm in CENTRAL_SERVER else 0)
+    return config.agents + (1 if central_server(config.algorithm) else 0)
 
 
 def agent_command(config: Config, run: int, roster: Path, node: int, secret: Path, out: Path,

@@ -1,0 +1,136 @@
+"""An algorithm's tunable constants: the built-ins' named fields and a plugin's own parameters."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+from typing import Any
+
+from mamab.errors import ConfigError
+
+#: A plugin parameter's value: a finite number, a string or a flag (what TOML and the CLI hold).
+ParamValue = bool | int | float | str
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+MAX_EXTRA = 64  # plugin parameters per configuration
+MAX_TEXT = 200  # characters of a string-valued parameter
+
+
+#: DEMAB's rule for an agent with no arm left: play the server's announced best arm ("shared",
+#: the reconstruction's reading) or the arm it last reported itself ("own": the LCC paper's
+#: "the agents do not share the knowledge of the best arm").
+DEMAB_BEST_ARM = ("shared", "own")
+#: Relay's K' = ceil(K/N) + X: X = N - 1 ("agents": every agent hears all others, as on the
+#: complete graph) or X = K_G ("degree": the graph's maximum degree, as LCC-UCB-GRAPH).
+RELAY_K_PRIME = ("agents", "degree")
+
+
+@dataclass(frozen=True)
+class AlgorithmParams:
+    """Tunable constants; ``None`` means the paper's value, derived from the graph.
+
+    ``extra`` holds a plugin algorithm's own parameters (the built-ins take none): give a
+    mapping, e.g. ``AlgorithmParams(extra={"epsilon": 0.05})``; it is stored as a tuple of
+    ``(name, value)`` pairs sorted by name, so a configuration stays frozen and hashable, and is
+    read with ``params.get("epsilon", 0.1)`` or the read-only mapping ``params.options``. Names
+    are identifiers (not a field name above); values are finite numbers, strings or booleans.
+    A plugin may declare the names it takes (``parameters=`` when registering); others are refused.
+    """
+
+    alpha: float | None = None  # UCB exploration constant; default per algorithm (not DEMAB's)
+    k_prime: int | None = None
+    sub_epochs: int | None = None
+    gossip_exponent: float = 3.0  # gosine: phase j ends at t = ceil(j^exponent)
+    consensus_kappa: float = 1.0  # coop-ucb2: P = I - (kappa / max degree) L
+    demab_radius: float | None = None  # DEMAB: c in the radius sqrt(c·log T / n); default 2
+    demab_best_arm: str = "shared"  # DEMAB: what an agent with no arm left plays (DEMAB_BEST_ARM)
+    relay_k_prime: str = "agents"  # lcc-ucb-relay: K' = ceil(K/N) + N-1 or + K_G (RELAY_K_PRIME)
+    extra: tuple[tuple[str, ParamValue], ...] = ()  # a plugin's own parameters, sorted by name
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "demab_radius"):
+            value = getattr(self, name)
+            if value is not None and not (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and value > 0
+            ):
+                raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
+        if not self.gossip_exponent > 1:
+            raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
+        if not 0 < self.consensus_kappa <= 1:
+            raise ConfigError(f"consensus kappa must lie in (0, 1], got {self.consensus_kappa}")
+        for name in ("k_prime", "sub_epochs"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        for name, choices in (("demab_best_arm", DEMAB_BEST_ARM), ("relay_k_prime", RELAY_K_PRIME)):
+            if getattr(self, name) not in choices:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                )
+        object.__setattr__(self, "extra", _normalise_extra(self.extra))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The plugin parameter ``name``, or ``default`` when it is not given."""
+        for key, value in self.extra:
+            if key == name:
+                return value
+        return default
+
+    @property
+    def options(self) -> Mapping[str, ParamValue]:
+        """The plugin parameters as a read-only mapping."""
+        return MappingProxyType(dict(self.extra))
+
+
+def _normalise_extra(extra: object) -> tuple[tuple[str, ParamValue], ...]:
+    """A mapping or pairs of plugin parameters as sorted, checked ``(name, value)`` pairs."""
+    if isinstance(extra, Mapping):
+        pairs: Iterable = extra.items()
+    elif isinstance(extra, list | tuple):
+        pairs = extra
+    else:
+        raise ConfigError(f"plugin parameters must be a mapping of names to values, got {extra!r}")
+    out: dict[str, ParamValue] = {}
+    for pair in pairs:
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise ConfigError(f"plugin parameters must be (name, value) pairs, got {pair!r}")
+        name, value = pair
+        if not isinstance(name, str) or not _NAME.match(name) or name in _BUILT_IN_FIELDS:
+            raise ConfigError(
+                f"plugin parameter name {name!r} must be an identifier other than "
+                f"{', '.join(sorted(_BUILT_IN_FIELDS))}"
+            )
+        if name in out:
+            raise ConfigError(f"plugin parameter {name!r} given twice")
+        out[name] = _param_value(name, value)
+    if len(out) > MAX_EXTRA:
+        raise ConfigError(f"{len(out)} plugin parameters given; at most {MAX_EXTRA}")
+    return tuple(sorted(out.items()))
+
+
+def _param_value(name: str, value: object) -> ParamValue:
+    """``value`` as a plain bool, int, finite float or short str (numpy scalars too), or refuse."""
+    if isinstance(value, bool | str):
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            raise ConfigError(f"plugin parameter {name!r}: text longer than {MAX_TEXT} characters")
+        return value
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == () and value.dtype.kind == "b":
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(float(value)):
+        return float(value)
+    raise ConfigError(
+        f"plugin parameter {name!r} must be a finite number, a string or a boolean, got {value!r}"
+    )
+
+
+_BUILT_IN_FIELDS = frozenset(f.name for f in fields(AlgorithmParams))

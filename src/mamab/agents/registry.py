@@ -1,0 +1,429 @@
+"""The algorithm registry: every algorithm is a name, a factory of agents and a little metadata.
+
+The eight built-in algorithms and third-party ones come in through the same door,
+:func:`register_algorithm`. An installed package can also declare its algorithms as entry points
+of the group ``mamab.algorithms`` (entry-point name = algorithm name, object = its ``make``);
+those are imported only when a name is looked up that is not registered yet, or when every
+algorithm is listed, so ``import mamab`` and ``mamab --help`` never import a plugin. A plugin
+that fails to load is reported in one line naming it.
+
+The factory's contract::
+
+    make(topology, n_arms, horizon, params, rng) -> list[Agent]
+
+``topology`` is the run's :class:`~mamab.topology.Topology` (agents are its nodes 0..N-1),
+``params`` the configuration's :class:`AlgorithmParams` (a plugin reads its own parameters
+with ``params.get(name, default)``) and ``rng`` the run's 'algorithm' random stream (the only
+randomness an agent may use, so runs are reproducible). It returns one agent per node, agent i
+at index i (plus a non-playing server as node N when ``central_server``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mamab.agents.base import Agent
+from mamab.agents.params import AlgorithmParams
+from mamab.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mamab.topology import Topology
+
+ENTRY_POINT_GROUP = "mamab.algorithms"
+#: Algorithms the fast engine has numba kernels for (``mamab.engine.fast.RUNNERS``).
+FAST_KERNELS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
+                          "full-communication", "demab", "gosine", "coop-ucb2"})  # fmt: skip
+#: Algorithms whose messages the wire codec knows (``mamab.wire.ALGORITHM_IDS``).
+WIRE_CODECS = FAST_KERNELS
+
+Make = Callable[["Topology", int, int, AlgorithmParams, "np.random.Generator"], list[Agent]]
+
+
+class ReferenceEngineWarning(UserWarning):
+    """An algorithm without a fast kernel runs on the reference engine (same numbers, slower)."""
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    """A registered algorithm: its factory and what the rest of mamab needs to know about it."""
+
+    name: str
+    make: Make
+    needs_connected: bool = False  # refuse a disconnected graph
+    splits_arms: bool = False  # divides the K arms among the N agents: needs K >= N
+    central_server: bool = False  # talks through a server node N, not over the agents' graph
+    fast: bool = False  # a numba kernel exists (built-ins only); else the reference engine runs it
+    default_alpha: float | None = None  # exploration constant when params.alpha is None
+    description: str = ""
+    wire: bool = False  # the wire codec knows its messages (built-ins only): `mamab live` runs it
+    parameters: tuple[str, ...] | None = None  # names it takes in params.extra; None: any
+    source: str = "built-in"  # where it came from: built-in, module:function, or a distribution
+
+
+METADATA = tuple(f.name for f in fields(AlgorithmInfo) if f.name not in ("name", "make", "source"))
+_registry: dict[str, AlgorithmInfo] = {}
+_lock = threading.RLock()
+_builtins_loaded = False
+_announced: set[str] = set()
+
+
+def algorithm_metadata(**metadata: Any) -> Callable[[Make], Make]:
+    """Decorator attaching metadata to a ``make`` (how an entry-point plugin declares it)."""
+    _check_metadata_keys("algorithm_metadata", metadata)
+
+    def attach(make: Make) -> Make:
+        make.mamab_metadata = dict(metadata)  # type: ignore[attr-defined]
+        return make
+
+    return attach
+
+
+def register_algorithm(name: str, make: Make, **metadata: Any) -> AlgorithmInfo:
+    """Register ``make`` as algorithm ``name``; metadata as in :class:`AlgorithmInfo`.
+
+    Keyword metadata override what ``make`` carries from :func:`algorithm_metadata`. A name
+    already registered raises :class:`ConfigError`, and so does ``fast`` or ``wire`` for an
+    algorithm mamab has no kernel or codec for.
+    """
+    source = metadata.pop("source", None) or _where(make)
+    if source == "built-in" and name not in FAST_KERNELS:
+        raise ConfigError(f"algorithm {name}: only mamab's own algorithms are built in")
+    info = _build_info(name, make, {**getattr(make, "mamab_metadata", {}), **metadata}, source)
+    with _lock:
+        _ensure_builtins()
+        _add(info)
+    return info
+
+
+def unregister_algorithm(name: str) -> None:
+    """Forget a plugin algorithm (tests, notebooks); built-ins cannot be removed."""
+    with _lock:
+        info = _registry.get(name)
+        if info is None:
+            raise ConfigError(f"algorithm {name!r} is not registered")
+        if info.source == "built-in":
+            raise ConfigError(f"{name} is built in and cannot be unregistered")
+        del _registry[name]
+        _announced.discard(name)
+
+
+def lookup(name: str) -> AlgorithmInfo:
+    """The algorithm called ``name``: registered, else loaded from its entry point, else refused."""
+    if not isinstance(name, str):
+        raise ConfigError(f"an algorithm is named by a string, got {name!r}")
+    info = _registry.get(name)
+    if info is not None:
+        return info
+    with _lock:
+        _ensure_builtins()
+        if name in _registry:
+            return _registry[name]
+        found = _entry_points().get(name, [])
+        if not found:
+            raise ConfigError(f"unknown algorithm {name!r}; choose one of {', '.join(names())}")
+        return _load_entry_point(name, found)
+
+
+def names() -> list[str]:
+    """Every algorithm name: built-ins first, then plugins (entry points by name, not loaded)."""
+    with _lock:
+        _ensure_builtins()
+        registered = list(_registry)
+    return registered + sorted(set(_entry_points()) - set(registered))
+
+
+def algorithms() -> tuple[list[AlgorithmInfo], list[str]]:
+    """Every algorithm, loading every plugin: (the algorithms, one line per plugin that failed)."""
+    errors = []
+    for name in names():
+        try:
+            lookup(name)
+        except ConfigError as err:
+            errors.append(str(err))
+    for name, found in _entry_points().items():
+        source = _registry[name].source if name in _registry else ""
+        if name in _registry and not any(ep.value in source for ep in found):
+            errors.append(
+                f"plugin algorithm {name!r} ({found[0].value}, {_dist_name(found[0])}) is "
+                f"ignored: the name is taken by {source}"
+            )
+    with _lock:
+        return list(_registry.values()), errors
+
+
+def has_fast_kernel(name: str) -> bool:
+    return lookup(name).fast
+
+
+def engine_for(name: str, engine: str = "fast") -> str:
+    """The engine that runs ``name``: "fast" falls back to "reference" when it has no kernel."""
+    return "reference" if engine == "fast" and not has_fast_kernel(name) else engine
+
+
+def announce_reference(name: str) -> None:
+    """Say once per process and algorithm that ``name`` runs on the reference engine."""
+    with _lock:
+        if name in _announced:
+            return
+        _announced.add(name)
+    warnings.warn(
+        f"{name} has no fast kernel: it runs on the reference engine (same results, slower)",
+        ReferenceEngineWarning,
+        stacklevel=3,
+    )
+
+
+def require_wire(name: str) -> None:
+    """Refuse an algorithm whose messages the wire codec does not know (``mamab live``)."""
+    if not lookup(name).wire:
+        raise ConfigError(
+            f"{name} has no wire codec: the live network runs the built-in algorithms only "
+            "(simulate it with `mamab run`)"
+        )
+
+
+# -- what the engines ask ------------------------------------------------------------------
+
+
+#: DEMAB's default c in its elimination radius sqrt(c·log T / n) (its ``default_alpha``).
+DEMAB_RADIUS = 2.0
+
+
+def alpha_of(algorithm: str, params: AlgorithmParams) -> float | None:
+    """The exploration constant in force: the given alpha, else the algorithm's default.
+
+    DEMAB has no UCB index: its constant is its elimination radius's (:func:`demab_radius_of`).
+    """
+    if algorithm == "demab":
+        return demab_radius_of(params)
+    if params.alpha is not None:
+        return float(params.alpha)
+    return lookup(algorithm).default_alpha
+
+
+def demab_radius_of(params: AlgorithmParams) -> float:
+    """DEMAB's c in sqrt(c·log T / n): ``demab_radius``, else 2 (``alpha`` is not used)."""
+    return DEMAB_RADIUS if params.demab_radius is None else float(params.demab_radius)
+
+
+def check_algorithm(
+    algorithm: str, n_agents: int, n_arms: int, params: AlgorithmParams | None = None
+) -> None:
+    """Reject an unknown algorithm, one that needs K ≥ N when K < N, or parameters it does not take."""
+    info = lookup(algorithm)
+    if info.splits_arms and n_arms < n_agents:
+        raise ConfigError(
+            f"{algorithm} splits the arms among the agents and needs K >= N (got N={n_agents}, K={n_arms})"
+        )
+    if params is not None and params.extra and info.parameters is not None:
+        unknown = [name for name, _ in params.extra if name not in info.parameters]
+        if unknown:
+            takes = ", ".join(info.parameters) or "no plugin parameters"
+            raise ConfigError(f"{algorithm} takes no parameter {unknown[0]!r} (it takes: {takes})")
+
+
+def check_topology(algorithm: str, topology: Topology) -> None:
+    if lookup(algorithm).needs_connected and not topology.is_connected:
+        raise ConfigError(f"{algorithm} needs a connected graph; the {topology.name} graph is not")
+
+
+def needs_connected(algorithm: str) -> bool:
+    return lookup(algorithm).needs_connected
+
+
+def central_server(algorithm: str) -> bool:
+    return lookup(algorithm).central_server
+
+
+def network(algorithm: str, topology: Topology) -> Topology:
+    """The graph messages travel on: the agents' graph, or a star to a server node N."""
+    from mamab.topology import server_star
+
+    return server_star(topology.n_agents) if central_server(algorithm) else topology
+
+
+def make_agents(
+    algorithm: str,
+    topology: Topology,
+    n_arms: int,
+    horizon: int,
+    params: AlgorithmParams | None = None,
+    rng: np.random.Generator | None = None,
+) -> list[Agent]:
+    """One agent per node of ``topology`` (plus a server as node N for a central-server algorithm).
+
+    ``rng`` is the run's 'algorithm' stream (a fixed generator when omitted). What a plugin's
+    ``make`` returns is checked: a list of :class:`Agent` with agent i at index i.
+    """
+    import numpy as np
+
+    params = params or AlgorithmParams()
+    info = lookup(algorithm)
+    check_algorithm(algorithm, topology.n_agents, n_arms, params)
+    check_topology(algorithm, topology)
+    agents = info.make(topology, n_arms, horizon, params, rng or np.random.default_rng(0))
+    if info.source != "built-in":
+        _check_made(info, agents, topology.n_agents)
+    return agents
+
+
+def _check_made(info: AlgorithmInfo, agents: object, n: int) -> None:
+    nodes = n + int(info.central_server)
+    if not isinstance(agents, list) or len(agents) != nodes:
+        got = f"{len(agents)} items" if isinstance(agents, list) else type(agents).__name__
+        raise ConfigError(f"{info.name}: make() must return a list of {nodes} agents, got {got}")
+    for i, agent in enumerate(agents):
+        if not isinstance(agent, Agent) or agent.agent_id != i:
+            raise ConfigError(
+                f"{info.name}: make() item {i} must be an Agent with agent_id {i}, got {agent!r}"
+            )
+        if agent.plays != (i < n):
+            raise ConfigError(f"{info.name}: node {i} must {'' if i < n else 'not '}play")
+
+
+# -- plugin provenance ---------------------------------------------------------------------
+
+
+@functools.cache
+def plugin_fingerprint(name: str) -> dict[str, str] | None:
+    """What a plugin's results depend on besides mamab (None for a built-in algorithm).
+
+    The sha256 over the sources of the top-level package (or module) that defines its ``make``,
+    with the distribution's version for an entry point: task files of a sweep are reused only
+    while these are unchanged.
+    """
+    info = lookup(name)
+    if info.source == "built-in":
+        return None
+    digest = hashlib.sha256()
+    sources = _plugin_sources(info.make)
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    if not sources:  # defined in __main__, a notebook or exec'd code: its own source at best
+        try:
+            digest.update(inspect.getsource(info.make).encode())
+        except (OSError, TypeError):
+            digest.update(info.source.encode())
+    return {"algorithm": name, "source": info.source, "code": digest.hexdigest()[:16]}
+
+
+def _plugin_sources(make: Make) -> list[Path]:
+    """The .py files of the top-level package (or the module) defining ``make``, sorted."""
+    top = sys.modules.get(getattr(make, "__module__", "").partition(".")[0])
+    if top is None or getattr(top, "__name__", "") == "__main__":
+        return []
+    paths = [Path(p) for p in getattr(top, "__path__", ())]
+    if paths:
+        return sorted({f for p in paths for f in p.rglob("*.py")})
+    file = getattr(top, "__file__", None)
+    return [Path(file)] if file and file.endswith(".py") else []
+
+
+# -- internals -----------------------------------------------------------------------------
+
+
+def _check_metadata_keys(who: str, metadata: dict[str, Any]) -> None:
+    unknown = sorted(set(metadata) - set(METADATA))
+    if unknown:
+        raise ConfigError(f"{who}: unknown metadata {unknown[0]!r} (known: {', '.join(METADATA)})")
+
+
+def _build_info(name: object, make: object, metadata: dict[str, Any], source: str) -> AlgorithmInfo:
+    """Check a registration before anything is stored."""
+    if not isinstance(name, str) or not name or len(name) > 100 or not name.isprintable():
+        raise ConfigError(f"an algorithm name is a printable string, got {name!r}")
+    if any(c.isspace() or c in "/\\,=" for c in name):
+        raise ConfigError(f"algorithm name {name!r} may not hold spaces, '/', '\\', ',' or '='")
+    if not callable(make):
+        raise ConfigError(f"algorithm {name}: make must be callable, got {make!r}")
+    _check_metadata_keys(f"algorithm {name}", metadata)
+    for flag in ("needs_connected", "splits_arms", "central_server", "fast", "wire"):
+        if not isinstance(metadata.get(flag, False), bool):
+            raise ConfigError(f"algorithm {name}: {flag} must be True or False")
+    if metadata.get("fast") and name not in FAST_KERNELS:
+        raise ConfigError(f"algorithm {name}: fast=True, but mamab has no fast kernel for it")
+    if metadata.get("wire") and name not in WIRE_CODECS:
+        raise ConfigError(f"algorithm {name}: wire=True, but the wire codec does not know it")
+    alpha = metadata.get("default_alpha")
+    if alpha is not None and (
+        isinstance(alpha, bool) or not isinstance(alpha, int | float) or not alpha > 0
+    ):
+        raise ConfigError(f"algorithm {name}: default_alpha must be a positive number, got {alpha!r}")  # fmt: skip
+    if not isinstance(metadata.get("description", ""), str):
+        raise ConfigError(f"algorithm {name}: description must be a string")
+    parameters = metadata.get("parameters")
+    if parameters is not None:
+        metadata["parameters"] = _parameter_names(name, parameters)
+    return AlgorithmInfo(name=name, make=make, source=source, **metadata)  # type: ignore[arg-type]
+
+
+def _parameter_names(name: str, parameters: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(parameters, str) or not all(isinstance(p, str) for p in parameters):
+        raise ConfigError(f"algorithm {name}: parameters must be a list of names")
+    return tuple(parameters)
+
+
+def _add(info: AlgorithmInfo) -> None:
+    old = _registry.get(info.name)
+    if old is not None:
+        raise ConfigError(
+            f"algorithm {info.name!r} is already registered ({old.source}); choose another name"
+        )
+    _registry[info.name] = info
+
+
+def _where(make: object) -> str:
+    return f"{getattr(make, '__module__', '?')}:{getattr(make, '__qualname__', repr(make))}"
+
+
+def _ensure_builtins() -> None:
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        from mamab.agents.builtins import register_builtins
+
+        register_builtins()
+
+
+@functools.cache
+def _entry_points() -> dict[str, list[importlib_metadata.EntryPoint]]:
+    """The group's entry points by name (metadata only: nothing is imported)."""
+    found: dict[str, list[importlib_metadata.EntryPoint]] = {}
+    for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, []).append(ep)
+    return found
+
+
+def _load_entry_point(name: str, found: list[importlib_metadata.EntryPoint]) -> AlgorithmInfo:
+    """Import the one entry point named ``name`` and register its ``make``; one line on failure."""
+    where = [f"{ep.value} ({_dist_name(ep)})" for ep in found]
+    if len(found) > 1:
+        raise ConfigError(f"algorithm {name!r} is provided by several plugins: {'; '.join(where)}")
+    ep = found[0]
+    try:
+        make = ep.load()
+    except Exception as err:  # a plugin's import may fail in any way: one line, no traceback
+        raise ConfigError(
+            f"plugin algorithm {name!r} ({where[0]}) failed to load: "
+            f"{type(err).__name__}: {' '.join(str(err).split())}"
+        ) from None
+    if name in _registry:  # loading the plugin registered it in-process too
+        return _registry[name]
+    version = ep.dist.version if ep.dist is not None else "?"
+    return register_algorithm(name, make, source=f"{_dist_name(ep)} {version} ({ep.value})")
+
+
+def _dist_name(ep: importlib_metadata.EntryPoint) -> str:
+    return ep.dist.name if ep.dist is not None else "unknown distribution"

@@ -1,0 +1,78 @@
+"""Light command-line option types shared by ``mamab run`` and the live commands (click only).
+
+The algorithm option is checked through the registry when a command runs, so plugins are
+accepted and ``mamab --help`` imports neither numpy nor any plugin.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mamab.errors import ConfigError
+
+BUILT_IN = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
+            "full-communication", "demab", "gosine", "coop-ucb2")  # fmt: skip
+"""``mamab.ALGORITHMS``, spelled out so that checking a flag imports nothing (tested equal)."""
+
+
+class AlgorithmName(click.ParamType):
+    """An algorithm name, built in or a plugin: looked up when the command runs.
+
+    A built-in name is taken as is (the configuration checks it again); entry points are read
+    only for another name, and a wrong name is one line listing every algorithm, all without
+    importing numpy or a plugin.
+    """
+
+    name = "algorithm"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        if not isinstance(value, str):
+            self.fail(f"{value!r} is not an algorithm name", param, ctx)
+        if value in BUILT_IN:
+            return value
+        registry = sys.modules.get("mamab.agents.registry")
+        if registry is None and value not in _plugin_names():
+            names = ", ".join([*BUILT_IN, *sorted(set(_plugin_names()) - set(BUILT_IN))])
+            self.fail(f"unknown algorithm {value!r}; choose one of {names}", param, ctx)
+        from mamab.agents.registry import lookup
+
+        try:
+            return lookup(value).name
+        except ConfigError as err:
+            self.fail(str(err), param, ctx)
+
+
+def _plugin_names() -> list[str]:
+    """Names of the installed plugin algorithms (entry-point metadata only: nothing imported)."""
+    from importlib.metadata import entry_points
+
+    return [ep.name for ep in entry_points(group="mamab.algorithms")]
+
+
+def parse_param(text: str) -> tuple[str, bool | int | float | str]:
+    """``NAME=VALUE`` of ``--param``: VALUE an integer, a number, true/false, else text."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise ConfigError(f"--param takes NAME=VALUE, got {text!r}")
+    raw = raw.strip()
+    if raw.lower() in ("true", "false"):
+        return name.strip(), raw.lower() == "true"
+    for kind in (int, float):
+        try:
+            return name.strip(), kind(raw)
+        except ValueError:
+            pass
+    return name.strip(), raw
+
+
+ALGORITHM_HELP = (
+    "Algorithm every agent runs: lcc-ucb, lcc-ucb-graph, lcc-ucb-relay, no-communication, "
+    "full-communication, demab, gosine, coop-ucb2, or a plugin (`mamab algorithms` lists them)."
+)
+ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)
+PARAM = click.option("--param", "plugin_params", multiple=True, metavar="NAME=VALUE",
+                     help="A plugin algorithm's own parameter (repeatable), e.g. epsilon=0.05.")  # fmt: skip
