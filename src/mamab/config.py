@@ -89,6 +89,9 @@ class Config:
         back = self.recover_after
         if isinstance(back, bool) or not isinstance(back, int) or back < 0:
             raise ConfigError(f"recover_after must be a non-negative number of steps, got {back!r}")
+        faulty = self.loss or self.delay or self.crash_rate or any(self.crash_at or ()) or back
+        if self.algorithm == "dducb" and faulty:
+            raise ConfigError("dducb mixes with a fixed Chebyshev polynomial of P and needs every message of every round: it supports no loss, delay, crashes or recovery")  # fmt: skip
         if self.means is not None:
             means = tuple(float(m) for m in self.means)
             if len(means) != self.arms:

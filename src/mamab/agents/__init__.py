@@ -9,6 +9,7 @@ import numpy as np
 from mamab.agents.base import Agent, Message
 from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
 from mamab.agents.coop import CoopUcbAgent
+from mamab.agents.dducb import DEFAULT_EPSILON, DducbAgent, mixing_plan
 from mamab.agents.demab import DemabAgent, DemabServer
 from mamab.agents.gosine import GosineAgent
 from mamab.agents.lcc import LccUcbAgent, RelayAgent
@@ -27,6 +28,7 @@ __all__ = [
     "Agent",
     "AlgorithmParams",
     "CoopUcbAgent",
+    "DducbAgent",
     "FullCommunicationAgent",
     "GosineAgent",
     "LccUcbAgent",
@@ -49,21 +51,24 @@ ALGORITHMS = (
     "demab",
     "gosine",
     "coop-ucb2",
+    "dducb",
 )
 SPLITS_ARMS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "demab", "gosine"})
 CENTRAL_SERVER = frozenset({"demab"})  # talk through a server node N, not over the agents' graph
-NEEDS_CONNECTED = frozenset({"lcc-ucb-graph", "lcc-ucb-relay"})
+NEEDS_CONNECTED = frozenset({"lcc-ucb-graph", "lcc-ucb-relay", "dducb"})
 
 
 @dataclass(frozen=True)
 class AlgorithmParams:
     """Tunable constants; ``None`` means the paper's value, derived from the graph."""
 
-    alpha: float | None = None  # UCB exploration constant: 2, or 4 for gosine (its paper's value)
+    alpha: float | None = None  # UCB exploration constant: 2, or 4 for gosine and dducb (papers')
     k_prime: int | None = None
     sub_epochs: int | None = None
     gossip_exponent: float = 3.0  # gosine: phase j ends at t = ceil(j^exponent)
     consensus_kappa: float = 1.0  # coop-ucb2: P = I - (kappa / max degree) L
+    dducb_epsilon: float = DEFAULT_EPSILON  # dducb: mixing accuracy in C = ceil(ln(2N/eps)/...)
+    dducb_local: bool = True  # dducb: index every step, own pulls in (authors' code)
 
     def __post_init__(self) -> None:
         if self.alpha is not None and not self.alpha > 0:
@@ -72,6 +77,10 @@ class AlgorithmParams:
             raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
         if not 0 < self.consensus_kappa <= 1:
             raise ConfigError(f"consensus kappa must lie in (0, 1], got {self.consensus_kappa}")
+        if not 0 < self.dducb_epsilon < 1:
+            raise ConfigError(f"dducb epsilon must lie in (0, 1), got {self.dducb_epsilon}")
+        if not isinstance(self.dducb_local, bool):
+            raise ConfigError(f"dducb_local must be true or false, got {self.dducb_local!r}")
         for name in ("k_prime", "sub_epochs"):
             value = getattr(self, name)
             if value is not None and (
@@ -84,7 +93,7 @@ def alpha_of(algorithm: str, params: AlgorithmParams) -> float:
     """The exploration constant in force: the given one, else the algorithm's paper value."""
     if params.alpha is not None:
         return float(params.alpha)
-    return 4.0 if algorithm == "gosine" else 2.0
+    return 4.0 if algorithm in ("gosine", "dducb") else 2.0
 
 
 def check_algorithm(algorithm: str, n_agents: int, n_arms: int) -> None:
@@ -149,6 +158,12 @@ def make_agents(
         return [
             CoopUcbAgent(i, n_arms, horizon, topology.neighbours[i], n, topology.max_degree, alpha,
                          params.consensus_kappa)
+            for i in range(n)
+        ]  # fmt: skip
+    if algorithm == "dducb":
+        plan = mixing_plan(topology, params.dducb_epsilon)
+        return [
+            DducbAgent(i, n_arms, horizon, topology.neighbours[i], n, plan, alpha, params.dducb_local)
             for i in range(n)
         ]  # fmt: skip
     if algorithm == "demab":

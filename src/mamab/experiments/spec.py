@@ -19,7 +19,7 @@ Schema (every key is checked; unknown keys and wrong types are errors)::
     edge_prob = 0.1            # optional, float or list (Erdős–Rényi; default 10/N)
     reward = "bernoulli"       # or "gaussian"
     sigma = 1.0
-    alpha = 2.0                # optional; default 2 (4 for gosine)
+    alpha = 2.0                # optional; default 2 (4 for gosine and dducb)
     loss = [0.0, 0.5]          # optional, float or list: each message lost with this probability
     delay = 0.2                # optional, float or list: a message arrives one exchange late
     crash_rate = 0.001         # optional: probability per agent and step of crashing
