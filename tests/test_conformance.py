@@ -77,7 +77,9 @@ class TestDducb(_ByName, unittest.TestCase):
 
 class TestDducbOneArmPerStage(TestDducb):
     def make_agents(self, topology, n_arms, horizon):
-        return make_agents("dducb", topology, n_arms, horizon, AlgorithmParams(dducb_local=False))
+        return make_agents(
+            "dducb", topology, n_arms, horizon, AlgorithmParams(dducb_index="per-stage")
+        )
 
 
 class TestDemab(_ByName, unittest.TestCase):

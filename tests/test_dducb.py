@@ -105,4 +105,32 @@ def test_regret_on_a_small_cycle_is_well_below_no_communication():
 
     dducb = group_regret("dducb")
     assert dducb < 0.6 * group_regret("no-communication")
-    assert dducb < group_regret("dducb", dducb_local=False)
+    assert dducb < group_regret("dducb", dducb_index="per-stage")
+
+
+def test_ids_of_configurations_at_default_dducb_parameters_are_unchanged():
+    # The id rule before DDUCB: sha256 of the config (first_run 0, no delay key if 0), whose
+    # params had no dducb fields. A non-default value makes a new id.
+    import dataclasses
+    import hashlib
+    import json
+
+    from mamab.experiments.tasks import config_id
+
+    def old_id(config: Config) -> str:
+        fields = dataclasses.replace(config, first_run=0).to_dict()
+        del fields["delay"]
+        for name in ("dducb_epsilon", "dducb_index"):
+            del fields["params"][name]
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+
+    plain = Config("lcc-ucb", 3, 9, 100, runs=4)
+    assert config_id(plain) == old_id(plain)
+    assert config_id(Config("dducb", 3, 9, 100)) == old_id(Config("dducb", 3, 9, 100))
+    other = Config("dducb", 3, 9, 100, params=AlgorithmParams(dducb_index="per-stage"))
+    assert config_id(other) != config_id(Config("dducb", 3, 9, 100))
+
+
+def test_unknown_index_rule_is_refused():
+    with pytest.raises(ConfigError, match="dducb_index"):
+        AlgorithmParams(dducb_index="sometimes")

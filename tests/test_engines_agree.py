@@ -18,7 +18,7 @@ def configs(draw, algorithm: str) -> Config:
     faults = algorithm != "dducb"  # DDUCB refuses every fault model (docs/faults.md)
     params = AlgorithmParams(alpha=draw(st.sampled_from([0.5, 2.0, 4.0])))
     if algorithm == "dducb":
-        params = AlgorithmParams(alpha=params.alpha, dducb_local=draw(st.booleans()),
+        params = AlgorithmParams(alpha=params.alpha, dducb_index=draw(st.sampled_from(["every-step", "per-stage"])),
                                  dducb_epsilon=draw(st.sampled_from([1 / 22, 0.5, 0.99])))  # fmt: skip
     return Config(
         algorithm=algorithm,

@@ -156,6 +156,8 @@ def test_ids_of_named_graph_configurations_are_unchanged():
         fields = dataclasses.replace(config, first_run=0).to_dict()
         if fields["delay"] == 0:
             del fields["delay"]
+        for later in ("dducb_epsilon", "dducb_index"):  # parameters that did not exist then
+            del fields["params"][later]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
     for config in (

@@ -59,7 +59,10 @@ def cli() -> None:
     "--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation."
 )
 @click.option(
-    "--alpha", type=float, default=None, help="UCB exploration constant [default: 2; 4: gosine, dducb]."
+    "--alpha",
+    type=float,
+    default=None,
+    help="UCB exploration constant [default: 2; 4: gosine, dducb]",
 )
 @click.option(
     "--engine",

@@ -9,7 +9,7 @@ import numpy as np
 from mamab.agents.base import Agent, Message
 from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
 from mamab.agents.coop import CoopUcbAgent
-from mamab.agents.dducb import DEFAULT_EPSILON, DducbAgent, mixing_plan
+from mamab.agents.dducb import DDUCB_INDEX, DEFAULT_EPSILON, DducbAgent, mixing_plan
 from mamab.agents.demab import DemabAgent, DemabServer
 from mamab.agents.gosine import GosineAgent
 from mamab.agents.lcc import LccUcbAgent, RelayAgent
@@ -68,7 +68,7 @@ class AlgorithmParams:
     gossip_exponent: float = 3.0  # gosine: phase j ends at t = ceil(j^exponent)
     consensus_kappa: float = 1.0  # coop-ucb2: P = I - (kappa / max degree) L
     dducb_epsilon: float = DEFAULT_EPSILON  # dducb: mixing accuracy in C = ceil(ln(2N/eps)/...)
-    dducb_local: bool = True  # dducb: index every step, own pulls in (authors' code)
+    dducb_index: str = "every-step"  # dducb: "every-step" (authors' code) or "per-stage" (Alg. 1)
 
     def __post_init__(self) -> None:
         if self.alpha is not None and not self.alpha > 0:
@@ -79,8 +79,10 @@ class AlgorithmParams:
             raise ConfigError(f"consensus kappa must lie in (0, 1], got {self.consensus_kappa}")
         if not 0 < self.dducb_epsilon < 1:
             raise ConfigError(f"dducb epsilon must lie in (0, 1), got {self.dducb_epsilon}")
-        if not isinstance(self.dducb_local, bool):
-            raise ConfigError(f"dducb_local must be true or false, got {self.dducb_local!r}")
+        if self.dducb_index not in DDUCB_INDEX:
+            raise ConfigError(
+                f"dducb_index must be one of {', '.join(DDUCB_INDEX)}, got {self.dducb_index!r}"
+            )
         for name in ("k_prime", "sub_epochs"):
             value = getattr(self, name)
             if value is not None and (
@@ -163,7 +165,8 @@ def make_agents(
     if algorithm == "dducb":
         plan = mixing_plan(topology, params.dducb_epsilon)
         return [
-            DducbAgent(i, n_arms, horizon, topology.neighbours[i], n, plan, alpha, params.dducb_local)
+            DducbAgent(i, n_arms, horizon, topology.neighbours[i], n, plan, alpha,
+                       params.dducb_index == "every-step")
             for i in range(n)
         ]  # fmt: skip
     if algorithm == "demab":

@@ -30,6 +30,7 @@ from mamab.topology import Topology
 
 DEFAULT_EPSILON = 1 / 22  # the authors' experiments
 DEFAULT_ALPHA = 4.0  # 2·η·σ² with the paper's η = 2 and σ = 1
+DDUCB_INDEX = ("every-step", "per-stage")  # the authors' code; Algorithm 1 as printed
 
 
 @dataclass(frozen=True)

@@ -229,7 +229,7 @@ def run_dducb(
         dducb_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, *arrays, arm,
                     state, plan.rounds, np.array(plan.gains), np.array(plan.lags), plan.weight, self_weight,
                     indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
-                    float(config.sigma), alpha_of("dducb", config.params), config.params.dducb_local,
+                    float(config.sigma), alpha_of("dducb", config.params), config.params.dducb_index == "every-step",
                     2 * k * REWARD_BITS, trace,
                     rec.trace_out)  # fmt: skip
     return rec.result(instance, trace)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mamab.agents.dducb import DEFAULT_EPSILON
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments import provenance
@@ -44,6 +45,11 @@ ARRAYS = (
 OK, MISSING, UNUSABLE, OTHER_CODE = "ok", "missing", "unusable", "other-code"
 
 
+#: Algorithm parameters added after ids existed, with their defaults: left out of the key at
+#: their default, so ids of configurations that do not use them stay what they were.
+LATER_PARAMS = {"dducb_epsilon": DEFAULT_EPSILON, "dducb_index": "every-step"}
+
+
 def graph_digest(graph: str) -> str | None:
     """sha256 of an edge-list graph file's bytes (None for a named graph such as 'ring')."""
     if graph in GRAPH_KINDS:
@@ -63,6 +69,9 @@ def config_key(config: Config, graph_sha256: str | None = None) -> dict:
     fields = json.loads(json.dumps(dataclasses.replace(config, first_run=0).to_dict()))
     if fields["delay"] == 0:
         del fields["delay"]  # ids of configurations without delays predate the option: keep them
+    for name, default in LATER_PARAMS.items():  # likewise parameters added later, at defaults
+        if fields["params"].get(name) == default:
+            del fields["params"][name]
     if graph_sha256 is not None:
         fields["graph"] = "file"
         fields["graph_sha256"] = graph_sha256
