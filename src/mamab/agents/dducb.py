@@ -68,7 +68,9 @@ def second_eigenvalue(topology: Topology) -> float:
     if topology.n_agents == 1:
         return 0.0
     values = np.sort(np.abs(np.linalg.eigvalsh(mixing_matrix(topology))))
-    return float(min(max(values[-2], 0.0), 1.0))
+    # Rounded to 12 decimals: nodes of a live fleet compute it apart, perhaps with another LAPACK
+    # thread count; the last bits must not change C or the gains between them.
+    return round(float(min(max(values[-2], 0.0), 1.0)), 12)
 
 
 def mixing_rounds(n_agents: int, lam: float, epsilon: float) -> int:
