@@ -65,6 +65,23 @@ class TestCoopUcb2(_ByName, unittest.TestCase):
                 (np.full(n_arms, np.nan), good), (good.astype(np.float32), good), ([0.0] * n_arms, good)]  # fmt: skip
 
 
+class TestDducb(_ByName, unittest.TestCase):
+    algorithm = "dducb"
+    horizon = 150
+
+    def malformed_payloads(self, message, n_arms):
+        good = np.zeros(n_arms)
+        return ["junk", (good,), (good, np.zeros(n_arms + 1)), (good, good, good),
+                (np.full(n_arms, np.inf), good), (good, good.astype(np.float32)), ([0.0] * n_arms, good)]  # fmt: skip
+
+
+class TestDducbOneArmPerStage(TestDducb):
+    def make_agents(self, topology, n_arms, horizon):
+        return make_agents(
+            "dducb", topology, n_arms, horizon, AlgorithmParams(dducb_index="per-stage")
+        )
+
+
 class TestDemab(_ByName, unittest.TestCase):
     algorithm = "demab"
     horizon = 600

@@ -10,7 +10,8 @@ from mamab.agents.lcc import LccUcbAgent
 from mamab.errors import InvalidMessage
 from mamab.faults import DELAY, DELAY_SALT, LOSE, fate, fault_seed, is_lost, message_fate
 
-COMMUNICATING = [a for a in ALGORITHMS if a != "no-communication"]
+FAULTY = [a for a in ALGORITHMS if a != "dducb"]  # dducb refuses every fault model
+COMMUNICATING = [a for a in FAULTY if a != "no-communication"]
 FINAL = {"lcc-ucb": 4 * 3, "full-communication": 4 * 3}  # messages of the last step: in flight
 
 

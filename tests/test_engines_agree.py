@@ -15,6 +15,16 @@ def configs(draw, algorithm: str) -> Config:
     low = n if algorithm in SPLITS_ARMS else 1
     k = draw(st.integers(low, max(low, 40)))
     reward = draw(st.sampled_from(["bernoulli", "gaussian"]))
+    faults = algorithm != "dducb"  # DDUCB refuses every fault model (docs/faults.md)
+    params = AlgorithmParams(
+        alpha=draw(st.sampled_from([0.5, 2.0, 4.0])),
+        demab_radius=draw(st.sampled_from([None, 0.5, 8.0, 32.0])),
+        demab_best_arm=draw(st.sampled_from(["shared", "own"])),
+        relay_k_prime=draw(st.sampled_from(["agents", "degree"])),
+    )
+    if algorithm == "dducb":
+        params = AlgorithmParams(alpha=params.alpha, dducb_index=draw(st.sampled_from(["every-step", "per-stage"])),
+                                 dducb_epsilon=draw(st.sampled_from([1 / 22, 0.5, 0.99])))  # fmt: skip
     return Config(
         algorithm=algorithm,
         agents=n,
@@ -26,17 +36,12 @@ def configs(draw, algorithm: str) -> Config:
         sigma=draw(st.sampled_from([0.1, 1.0, 3.0])) if reward == "gaussian" else 1.0,
         graph=draw(st.sampled_from(GRAPH_KINDS)),
         edge_prob=draw(st.sampled_from([None, 0.4, 1.0])),
-        params=AlgorithmParams(
-            alpha=draw(st.sampled_from([0.5, 2.0, 4.0])),
-            demab_radius=draw(st.sampled_from([None, 0.5, 8.0, 32.0])),
-            demab_best_arm=draw(st.sampled_from(["shared", "own"])),
-            relay_k_prime=draw(st.sampled_from(["agents", "degree"])),
-        ),
+        params=params,
         grid_points=draw(st.integers(1, 50)),
-        loss=draw(st.sampled_from([0.0, 0.0, 0.25, 0.7, 1.0])),
-        delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])),
-        crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])),
-        recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])),
+        loss=draw(st.sampled_from([0.0, 0.0, 0.25, 0.7, 1.0])) if faults else 0.0,
+        delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])) if faults else 0.0,
+        crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])) if faults else 0.0,
+        recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])) if faults else 0,
     )
 
 
@@ -70,6 +75,7 @@ test_full_communication = _property("full-communication")
 test_demab = _property("demab")
 test_gosine = _property("gosine")
 test_coop_ucb2 = _property("coop-ucb2")
+test_dducb = _property("dducb")
 
 
 def test_every_algorithm_is_covered():
@@ -83,7 +89,8 @@ def test_every_algorithm_is_covered():
 
 def test_long_horizon_crosses_chunks_and_lazy_blocks():
     # T > the 4096-step noise chunk, late enough for long candidate blocks; paper-like shape.
-    for algorithm in ("lcc-ucb", "no-communication", "full-communication", "demab", "gosine"):
+    for algorithm in ("lcc-ucb", "no-communication", "full-communication", "demab", "gosine",
+                      "dducb"):  # fmt: skip
         assert_identical(Config(algorithm, agents=5, arms=60, horizon=12_000, seed=3))
 
 

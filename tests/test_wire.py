@@ -168,6 +168,9 @@ REAL = [  # algorithm, graph, K, T, kinds that must be seen (ALL: every kind of 
     ("coop-ucb2", topo.complete(2), 1, 60, ALL),
     ("coop-ucb2", topo.ring(4), 3, 150, ALL),
     ("coop-ucb2", topo.star(5), 16, 100, ALL),
+    ("dducb", topo.complete(2), 1, 60, ALL),  # K = 1: gossip from step 2
+    ("dducb", topo.ring(4), 3, 150, ALL),
+    ("dducb", topo.star(5), 16, 100, ALL),
     ("gosine", topo.ring(2), 2, 400, ALL),
     ("gosine", topo.complete(3), 8, 1000, ALL),
     ("gosine", topo.star(4), 32, 1000, ALL),
@@ -440,6 +443,7 @@ FORMS = {  # (algorithm, kind code): (tag, form, direction), straight from the s
     ("lcc-ucb-relay", 0): (None, "pairs", None),
     ("full-communication", 0): (None, "sample", None),
     ("coop-ucb2", 0): (None, "estimates", None),
+    ("dducb", 0): (None, "estimates", None),
     ("gosine", 0): ("pull", "signal", None),
     ("gosine", 1): ("arm", "arm", None),
     ("demab", 0): ("report", "sample", "up"),

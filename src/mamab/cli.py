@@ -124,7 +124,10 @@ def cli() -> None:
     "--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation."
 )
 @click.option(
-    "--alpha", type=float, default=None, help="UCB exploration constant [default: 2; 4 for gosine]."
+    "--alpha",
+    type=float,
+    default=None,
+    help="UCB exploration constant [default: 2; 4: gosine, dducb]",
 )
 @PARAM
 @click.option(

@@ -129,6 +129,10 @@ class Config:
                 raise ConfigError("give crash_at or crash_rate, not both")
             object.__setattr__(self, "crash_at", at)
         _int_in("recover_after", self.recover_after, 0, MAX_INT64, "a non-negative number of steps")
+        faulty = (self.loss or self.delay or self.crash_rate or any(self.crash_at or ())
+                  or self.recover_after)  # fmt: skip
+        if self.algorithm == "dducb" and faulty:
+            raise ConfigError("dducb mixes with a fixed Chebyshev polynomial of P and needs every message of every round: it supports no loss, delay, crashes or recovery")  # fmt: skip
         if self.means is not None:
             means = tuple(float(m) for m in self.means)
             if len(means) != self.arms:

@@ -29,7 +29,7 @@ PROBLEM_OPTIONS: tuple[Callable, ...] = (
     click.option("--sigma", type=float, default=1.0, show_default=True,
                  help="Gaussian noise standard deviation."),
     click.option("--alpha", type=float, default=None,
-                 help="UCB exploration constant [default: 2; 4 for gosine]."),
+                 help="UCB exploration constant [default: 2; 4 for gosine and dducb]."),
 )  # fmt: skip
 
 

@@ -68,6 +68,7 @@ COLOURS = {
     "demab": "tab:orange",
     "gosine": "tab:brown",
     "coop-ucb2": "tab:olive",
+    "dducb": "tab:pink",
 }
 
 

@@ -192,6 +192,9 @@ def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, floa
     elif algo == "coop-ucb2":
         bytes_ = n * k * 48 + 2 * shape.edges
         ns = 20 + 1.3 * k * (mean_degree + 1)
+    elif algo == "dducb":  # 12 (N, K) arrays; C mixing rounds of 2K values per edge and step
+        bytes_ = n * k * 12 * 8 + 2 * shape.edges
+        ns = 20 + 1.3 * k * (mean_degree + 1)
     else:  # demab
         bytes_ = n * block * 24 + 64 * n
         ns = 20 + 0.7 * block

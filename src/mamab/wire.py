@@ -73,6 +73,7 @@ ALGORITHM_IDS: dict[str, int] = {
     "demab": 6,
     "gosine": 7,
     "coop-ucb2": 8,
+    "dducb": 9,
 }
 """Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
 
@@ -417,9 +418,13 @@ class _PairsLayout(_Layout):
 
 
 class _EstimatesLayout(_Layout):
-    """coop-UCB2's (counts, sums): two float64 arrays of shape (K,), 2·K·64 bits."""
+    """(counts, sums): two float64 arrays of shape (K,), 2·K·64 bits (coop-UCB2's estimates,
+    DDUCB's gossip iterates)."""
 
     arity = 2
+
+    def __init__(self, what: str = "coop-UCB2 estimates") -> None:
+        self.what = what
 
     def items(self, fields, spec):
         for values in fields:
@@ -428,14 +433,12 @@ class _EstimatesLayout(_Layout):
                 and values.dtype == np.float64
                 and values.shape == (spec.n_arms,)
             ):
-                raise ValueError(
-                    f"coop-UCB2 estimates must be float64 arrays of shape ({spec.n_arms},)"
-                )
+                raise ValueError(f"{self.what} must be float64 arrays of shape ({spec.n_arms},)")
         return spec.n_arms
 
     def expected_items(self, items, spec):
         if items != spec.n_arms:
-            raise InvalidMessage(f"coop-UCB2 estimates of {items} arms, expected {spec.n_arms}")
+            raise InvalidMessage(f"{self.what} of {items} arms, expected {spec.n_arms}")
 
     def bits(self, items, spec):
         return 2 * items * REWARD_BITS
@@ -482,6 +485,7 @@ class Kind:
 
 _ARM, _SAMPLE, _SIGNAL, _COUNT = _ArmLayout(), _SampleLayout(), _SignalLayout(), _CountLayout()
 _ARM_LIST, _PAIRS, _ESTIMATES = _ArmListLayout(), _PairsLayout(), _EstimatesLayout()
+_ITERATES = _EstimatesLayout("DDUCB iterates")
 
 KINDS: dict[str, tuple[Kind, ...]] = {
     "lcc-ucb": (Kind(0, None, _ARM),),
@@ -499,6 +503,7 @@ KINDS: dict[str, tuple[Kind, ...]] = {
     ),
     "gosine": (Kind(0, "pull", _SIGNAL), Kind(1, "arm", _ARM)),
     "coop-ucb2": (Kind(0, None, _ESTIMATES),),
+    "dducb": (Kind(0, None, _ITERATES),),
 }
 """The message kinds of each algorithm, by code."""
 

@@ -1,4 +1,4 @@
-"""The eight built-in algorithms: one ``make`` each, registered like any plugin."""
+"""The nine built-in algorithms: one ``make`` each, registered like any plugin."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 from mamab.agents.base import Agent
 from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
 from mamab.agents.coop import CoopUcbAgent
+from mamab.agents.dducb import DducbAgent, mixing_plan
 from mamab.agents.demab import DemabAgent, DemabServer
 from mamab.agents.gosine import GosineAgent
 from mamab.agents.lcc import LccUcbAgent, RelayAgent
@@ -124,6 +125,18 @@ def make_coop(topology: Topology, n_arms: int, horizon: int, params: AlgorithmPa
     ]  # fmt: skip
 
 
+def make_dducb(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+               rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    n = topology.n_agents
+    plan = mixing_plan(topology, params.dducb_epsilon)
+    alpha = alpha_of("dducb", params)
+    return [
+        DducbAgent(i, n_arms, horizon, topology.neighbours[i], n, plan, alpha,
+                   params.dducb_index == "every-step")
+        for i in range(n)
+    ]  # fmt: skip
+
+
 _BUILT_IN = dict(fast=True, wire=True, parameters=(), source="built-in")
 #: name -> (make, metadata); the order is the order algorithms are listed in.
 BUILTINS: dict[str, tuple] = {
@@ -148,6 +161,9 @@ BUILTINS: dict[str, tuple] = {
         description="GosInE (Chawla et al. 2020): gossip insert-eliminate")),
     "coop-ucb2": (make_coop, dict(
         default_alpha=2.0, description="coop-UCB2 (Landgren et al.): running consensus")),
+    "dducb": (make_dducb, dict(
+        needs_connected=True, default_alpha=4.0,
+        description="DDUCB (Martínez-Rubio et al. 2019): accelerated gossip of sums and counts")),
 }  # fmt: skip
 
 

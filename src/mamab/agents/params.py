@@ -17,6 +17,8 @@ ParamValue = bool | int | float | str
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_EXTRA = 64  # plugin parameters per configuration
 MAX_TEXT = 200  # characters of a string-valued parameter
+DDUCB_EPSILON = 1 / 22  # DDUCB's mixing accuracy in the authors' experiments
+DDUCB_INDEX = ("every-step", "per-stage")  # the authors' code; Algorithm 1 as printed
 
 
 #: DEMAB's rule for an agent with no arm left: play the server's announced best arm ("shared",
@@ -48,6 +50,8 @@ class AlgorithmParams:
     demab_radius: float | None = None  # DEMAB: c in the radius sqrt(c·log T / n); default 2
     demab_best_arm: str = "shared"  # DEMAB: what an agent with no arm left plays (DEMAB_BEST_ARM)
     relay_k_prime: str = "agents"  # lcc-ucb-relay: K' = ceil(K/N) + N-1 or + K_G (RELAY_K_PRIME)
+    dducb_epsilon: float = DDUCB_EPSILON  # dducb: mixing accuracy in C = ceil(ln(2N/eps)/...)
+    dducb_index: str = "every-step"  # dducb: "every-step" (authors' code) or "per-stage" (Alg. 1)
     extra: tuple[tuple[str, ParamValue], ...] = ()  # a plugin's own parameters, sorted by name
 
     def __post_init__(self) -> None:
@@ -64,6 +68,12 @@ class AlgorithmParams:
             raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
         if not 0 < self.consensus_kappa <= 1:
             raise ConfigError(f"consensus kappa must lie in (0, 1], got {self.consensus_kappa}")
+        if not 0 < self.dducb_epsilon < 1:
+            raise ConfigError(f"dducb epsilon must lie in (0, 1), got {self.dducb_epsilon}")
+        if self.dducb_index not in DDUCB_INDEX:
+            raise ConfigError(
+                f"dducb_index must be one of {', '.join(DDUCB_INDEX)}, got {self.dducb_index!r}"
+            )
         for name in ("k_prime", "sub_epochs"):
             value = getattr(self, name)
             if value is not None and (

@@ -1,6 +1,6 @@
 """The algorithm registry: every algorithm is a name, a factory of agents and a little metadata.
 
-The eight built-in algorithms and third-party ones come in through the same door,
+The nine built-in algorithms and third-party ones come in through the same door,
 :func:`register_algorithm`. An installed package can also declare its algorithms as entry points
 of the group ``mamab.algorithms`` (entry-point name = algorithm name, object = its ``make``);
 those are imported only when a name is looked up that is not registered yet, or when every
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "mamab.algorithms"
 #: Algorithms the fast engine has numba kernels for (``mamab.engine.fast.RUNNERS``).
 FAST_KERNELS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
-                          "full-communication", "demab", "gosine", "coop-ucb2"})  # fmt: skip
+                          "full-communication", "demab", "gosine", "coop-ucb2", "dducb"})  # fmt: skip
 #: Algorithms whose messages the wire codec knows (``mamab.wire.ALGORITHM_IDS``).
 WIRE_CODECS = FAST_KERNELS
 

@@ -223,12 +223,39 @@ def run_coop(
     return rec.result(instance, trace)
 
 
+def run_dducb(
+    config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
+) -> RunResult:
+    """One DDUCB run with the reference's mixing plan (weights, C, Chebyshev gains)."""
+    from mamab.agents.dducb import mixing_plan
+    from mamab.engine.dducb_kernel import dducb_chunk
+
+    problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
+    rec = Recording.start(config, instance, grid, trace)
+    graph = instance.topology
+    plan = mixing_plan(graph, config.params.dducb_epsilon)
+    self_weight = np.array([plan.self_weight(int(d)) for d in graph.degrees])
+    arrays = [np.zeros((n, k)) for _ in range(12)]  # new, est, mixed, z, z before, next: (c, s)
+    arm = np.zeros(n, dtype=np.int64)
+    state = np.array([float(k)])  # s
+    indptr, indices = graph.csr()
+    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+        dducb_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, *arrays, arm,
+                    state, plan.rounds, np.array(plan.gains), np.array(plan.lags), plan.weight, self_weight,
+                    indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
+                    float(config.sigma), alpha_of("dducb", config.params), config.params.dducb_index == "every-step",
+                    2 * k * REWARD_BITS, trace,
+                    rec.trace_out)  # fmt: skip
+    return rec.result(instance, trace)
+
+
 #: The kernel driver of each algorithm with a fast kernel (``registry.FAST_KERNELS`` names them).
 RUNNERS = {
     **dict.fromkeys(MODES, run_ucb_family),
     "demab": run_demab,
     "gosine": run_gosine,
     "coop-ucb2": run_coop,
+    "dducb": run_dducb,
 }
 
 

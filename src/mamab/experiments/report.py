@@ -194,6 +194,8 @@ PARAM_USERS = {
     "demab_radius": ("demab",),
     "demab_best_arm": ("demab",),
     "relay_k_prime": ("lcc-ucb-relay",),
+    "dducb_epsilon": ("dducb",),
+    "dducb_index": ("dducb",),
 }
 
 
