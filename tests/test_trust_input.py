@@ -284,8 +284,10 @@ def test_smaller_noise_blocks_for_many_agents_change_nothing(algorithm, monkeypa
     """Blocks shrink for large N (a 4096-step block of N = 10^5 is 3 GiB): results are the same."""
     import mamab.problem
 
-    config = Config(algorithm, agents=4, arms=8, horizon=700, runs=1, crash_rate=0.002,
-                    recover_after=50, loss=0.1, delay=0.1)  # fmt: skip
+    faults = {} if algorithm == "dducb" else dict(crash_rate=0.002, recover_after=50, loss=0.1,
+                                                  delay=0.1)  # dducb refuses faults  # fmt: skip
+    graph = "ring" if algorithm == "dducb" else "complete"
+    config = Config(algorithm, agents=4, arms=8, horizon=700, runs=1, graph=graph, **faults)
     whole = simulate(config, trace=True)
     monkeypatch.setattr(mamab.problem, "MAX_CHUNK_VALUES", 4 * 37)  # 37-step blocks
     blocks = simulate(config, trace=True)
