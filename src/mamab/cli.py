@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import click
 from click.utils import make_default_short_help
 
-from mamab.cli_types import ALGORITHM, PARAM, parse_param
+from mamab.cli_types import ENGINES, PARAM, parse_param
 from mamab.errors import ConfigError
+from mamab.options import problem_config, problem_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -26,25 +27,6 @@ if TYPE_CHECKING:
     from mamab.result import Result
 
 
-class LazyChoice(click.Choice):
-    """A click Choice whose names (algorithms, engines, ...) are imported on first use only."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self._source = (module, name)
-        self.case_sensitive = True
-
-    @property
-    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
-        module, name = self._source
-        return tuple(getattr(importlib.import_module(module), name))
-
-    @choices.setter
-    def choices(self, value) -> None:  # click's own __init__ is not called
-        raise AttributeError("the choices of a LazyChoice come from its module")
-
-
-ENGINES = LazyChoice("mamab.config", "ENGINES")
-REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS")
 #: Commands defined in other modules: name -> (module, attribute, one-line help for the listing).
 LAZY_COMMANDS = {
     "agent": (
@@ -92,42 +74,13 @@ def cli() -> None:
 
 
 @cli.command()
-@ALGORITHM
-@click.option(
-    "--agents", "-N", "agents", type=int, default=10, show_default=True, help="Number of agents N."
-)
-@click.option(
-    "--arms", "-K", "arms", type=int, default=100, show_default=True, help="Number of arms K."
-)
-@click.option(
-    "--horizon", "-T", "horizon", type=int, default=10_000, show_default=True, help="Steps T."
-)
+@problem_options
 @click.option(
     "--runs",
     type=int,
     default=10,
     show_default=True,
     help="Independent runs (new means, graph, noise).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Root seed of every run.")
-@click.option(
-    "--graph",
-    default="complete",
-    show_default=True,
-    help="complete, erdos-renyi, ring, line, star, grid, or an edge-list file path.",
-)
-@click.option(
-    "--edge-prob", type=float, default=None, help="Erdős–Rényi edge probability [default: 10/N]."
-)
-@click.option("--reward", type=REWARD_MODELS, default="bernoulli", show_default=True)
-@click.option(
-    "--sigma", type=float, default=1.0, show_default=True, help="Gaussian noise standard deviation."
-)
-@click.option(
-    "--alpha",
-    type=float,
-    default=None,
-    help="UCB exploration constant [default: 2; 4: gosine, dducb]",
 )
 @PARAM
 @click.option(
@@ -179,27 +132,11 @@ def run(
     out: Path | None,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
-    from mamab.agents import AlgorithmParams
-    from mamab.config import Config
-
-    config = Config(
-        algorithm=algorithm,
-        agents=agents,
-        arms=arms,
-        horizon=horizon,
-        runs=runs,
-        seed=seed,
-        reward=reward,
-        sigma=sigma,
-        graph=graph,
-        edge_prob=edge_prob,
-        params=AlgorithmParams(alpha=alpha, extra=[parse_param(p) for p in plugin_params]),
-        loss=loss,
-        delay=delay,
-        crash_rate=crash_rate,
-        recover_after=recover_after,
-        grid_points=grid_points,
-    )
+    config = problem_config(
+        algorithm, agents, arms, horizon, seed, graph, edge_prob, reward, sigma, alpha,
+        extra=[parse_param(p) for p in plugin_params], runs=runs, loss=loss, delay=delay,
+        crash_rate=crash_rate, recover_after=recover_after, grid_points=grid_points,
+    )  # fmt: skip
     if out is not None:
         from mamab.storage import check_out_dir
 

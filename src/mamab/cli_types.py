@@ -6,6 +6,7 @@ accepted and ``mamab --help`` imports neither numpy nor any plugin.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -77,3 +78,24 @@ ALGORITHM_HELP = (
 ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)
 PARAM = click.option("--param", "plugin_params", multiple=True, metavar="NAME=VALUE",
                      help="A plugin algorithm's own parameter (repeatable), e.g. epsilon=0.05.")  # fmt: skip
+
+
+class LazyChoice(click.Choice):
+    """A click Choice whose names (algorithms, engines, ...) are imported on first use only."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._source = (module, name)
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        module, name = self._source
+        return tuple(getattr(importlib.import_module(module), name))
+
+    @choices.setter
+    def choices(self, value) -> None:  # click's own __init__ is not called
+        raise AttributeError("the choices of a LazyChoice come from its module")
+
+
+ENGINES = LazyChoice("mamab.config", "ENGINES")
+REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
-from mamab.agents import AlgorithmParams
-from mamab.cli_types import ALGORITHM
-from mamab.config import Config
-from mamab.problem import REWARD_MODELS
+from mamab.cli_types import ALGORITHM, REWARD_MODELS
+
+if TYPE_CHECKING:
+    from mamab.config import Config
 
 PROBLEM_OPTIONS: tuple[Callable, ...] = (
     ALGORITHM,
@@ -24,12 +25,12 @@ PROBLEM_OPTIONS: tuple[Callable, ...] = (
                  help="complete, erdos-renyi, ring, line, star, grid, or an edge-list file path."),
     click.option("--edge-prob", type=float, default=None,
                  help="Erdős–Rényi edge probability [default: 10/N]."),
-    click.option("--reward", type=click.Choice(REWARD_MODELS), default="bernoulli",
-                 show_default=True),
+    click.option("--reward", type=REWARD_MODELS, default="bernoulli", show_default=True),
     click.option("--sigma", type=float, default=1.0, show_default=True,
                  help="Gaussian noise standard deviation."),
     click.option("--alpha", type=float, default=None,
-                 help="UCB exploration constant [default: 2; 4 for gosine and dducb]."),
+                 help="UCB exploration constant [default: 2; 4: gosine, dducb; DEMAB's radius is "
+                      "the demab_radius parameter]."),
 )  # fmt: skip
 
 
@@ -42,8 +43,12 @@ def problem_options(command: Callable) -> Callable:
 
 def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: int, graph: str,
                    edge_prob: float | None, reward: str, sigma: float, alpha: float | None,
-                   **extra) -> Config:  # fmt: skip
-    """The validated :class:`Config` of the problem options (plus any other Config fields)."""
+                   extra: object = (), **fields) -> Config:  # fmt: skip
+    """The validated :class:`Config` of the problem options (plus a plugin's ``extra``
+    parameters and any other Config fields)."""
+    from mamab.agents import AlgorithmParams
+    from mamab.config import Config
+
     return Config(algorithm=algorithm, agents=agents, arms=arms, horizon=horizon, seed=seed,
                   graph=graph, edge_prob=edge_prob, reward=reward, sigma=sigma,
-                  params=AlgorithmParams(alpha=alpha), **extra)  # fmt: skip
+                  params=AlgorithmParams(alpha=alpha, extra=extra), **fields)  # fmt: skip
