@@ -248,3 +248,13 @@ def test_agent_input_errors_are_one_line(tmp_path: Path) -> None:
         assert proc.returncode == 2, (what, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, (what, proc.stderr)
         assert proc.stderr.startswith("mamab: error: "), (what, proc.stderr)
+
+
+def test_a_live_run_refuses_fields_its_nodes_would_not_get() -> None:
+    from mamab.agents import AlgorithmParams
+    from mamab.errors import ConfigError
+    from mamab.live.fleet import run_live
+
+    config = Config("lcc-ucb", 3, 9, 100, params=AlgorithmParams(k_prime=4))
+    with pytest.raises(ConfigError, match="only the problem flags"):
+        run_live(config, sync=True, timeout=5)

@@ -198,3 +198,15 @@ def test_a_neighbour_that_goes_dark_is_marked_silent() -> None:
     assert regrets[2] is None and None not in regrets[:2]
     for node in nodes[:2]:
         assert node.counts.silent == {2: int(phases[2])}  # noticed at the next phase end
+
+
+def test_frames_stamped_beyond_the_horizon_are_refused() -> None:
+    config = Config("lcc-ucb", 3, 9, 400, seed=6)
+    clean, _ = live_in_threads(config, 0)
+    spec = wire_spec(config)
+
+    def attack(network: MemoryNetwork, nodes: list[LiveNode]) -> None:  # a member, far ahead
+        network.inboxes[0].put((1, encode_frame(Frame(1, 0, 2**63, 0, ()), spec)))
+
+    attacked, nodes = live_in_threads(config, 0, before=attack)
+    assert attacked == clean and nodes[0].counts.refused_messages == 1

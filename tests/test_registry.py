@@ -483,3 +483,10 @@ def test_cli_start_imports_no_plugin_and_no_numba():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False 0"
+
+
+def test_warmup_configurations_are_all_valid():
+    from mamab.engine.warmup import warmup_configs
+
+    configs = list(warmup_configs())
+    assert {c.algorithm for c in configs} == set(ALGORITHMS)

@@ -48,6 +48,13 @@ def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: i
     parameters and any other Config fields)."""
     from mamab.agents import AlgorithmParams
     from mamab.config import Config
+    from mamab.errors import ConfigError
+
+    if algorithm == "demab" and alpha is not None:
+        raise ConfigError(
+            "--alpha does not apply to demab: its elimination radius is the demab_radius "
+            "parameter (a sweep file or AlgorithmParams)"
+        )
 
     return Config(algorithm=algorithm, agents=agents, arms=arms, horizon=horizon, seed=seed,
                   graph=graph, edge_prob=edge_prob, reward=reward, sigma=sigma,

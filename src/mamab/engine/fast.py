@@ -239,7 +239,8 @@ def run_dducb(
     arm = np.zeros(n, dtype=np.int64)
     state = np.array([float(k)])  # s
     indptr, indices = graph.csr()
-    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK):
+    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK,
+                              instance.progress):  # fmt: skip
         dducb_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, *arrays, arm,
                     state, plan.rounds, np.array(plan.gains), np.array(plan.lags), plan.weight, self_weight,
                     indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",

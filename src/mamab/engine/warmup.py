@@ -67,8 +67,9 @@ def warmup_configs():
 
     for algorithm in ALGORITHMS:
         yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring")
-        yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring", loss=0.1, delay=0.1,
-                     crash_rate=0.01, recover_after=5)  # fmt: skip
+        if algorithm != "dducb":  # DDUCB refuses faults
+            yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring", loss=0.1,
+                         delay=0.1, crash_rate=0.01, recover_after=5)  # fmt: skip
 
 
 def warmup(

@@ -19,6 +19,7 @@ from mamab.errors import ConfigError
 from mamab.live.play import wire_spec
 from mamab.live.roster import write_fleet
 from mamab.live.transport import free_ports
+from mamab.options import problem_config
 
 
 def node_count(config: Config) -> int:
@@ -137,6 +138,16 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
 def run_live(config: Config, *, sync: bool, timeout: float, progress=None) -> dict:
     """Every run of ``config`` live, one after the other; the summary."""
     wire_spec(config)  # an algorithm the wire format does not know is refused before any start
+    flags = problem_config(config.algorithm, config.agents, config.arms, config.horizon,
+                           config.seed, config.graph, config.edge_prob, config.reward,
+                           config.sigma, config.params.alpha, runs=config.runs,
+                           first_run=config.first_run)  # fmt: skip
+    if flags != config:
+        raise ConfigError(
+            "a live run passes its nodes only the problem flags of mamab run (algorithm, N, K, "
+            "T, seed, graph file or name, edge probability, reward, sigma, alpha); this "
+            "configuration sets other fields"
+        )
     runs = []
     for run in config.run_ids:
         start = time.monotonic()

@@ -94,10 +94,12 @@ class LiveNode:
     def serve(self, idle_timeout: float | None = None) -> None:
         """Async loop of a node that does not play: wake on frames until every neighbour is done.
 
-        Its clock follows the newest stamp it has heard, so it answers in the senders' step.
+        Its clock follows the newest stamp it has heard, so it answers in the senders' step. It
+        gives up after ``idle_timeout`` seconds of silence (default: ``timeout`` once its clock
+        reached the horizon, 100 × ``timeout`` before: protocols may be quiet for long phases).
         """
-        idle = self.timeout if idle_timeout is None else idle_timeout
         while self._finished < self._neighbours:
+            idle = idle_timeout or self.timeout * (1 if self.clock >= self.agent.horizon else 100)
             if not self._take_arrived(wait=idle):
                 break  # nobody spoke for ``idle`` seconds
             newest = max((stamp for stamp, _, _ in self._pending), default=self.clock)
@@ -154,7 +156,8 @@ class LiveNode:
                 frames.setdefault((v, step), [])
         me = self.agent.agent_id
         for (v, stamp), messages in sorted(frames.items()):
-            self._send_frame(Frame(me, v, stamp, round_, tuple(messages)))
+            if v not in self._finished:  # a neighbour that said goodbye hears nothing more
+                self._send_frame(Frame(me, v, stamp, round_, tuple(messages)))
         return bool(out)
 
     def _send_frame(self, frame: Frame) -> None:
@@ -209,8 +212,9 @@ class LiveNode:
             frame.sender != authenticated
             or frame.receiver != self.agent.agent_id
             or frame.sender not in self._neighbours
+            or frame.stamp > self.agent.horizon
         ):
-            self._refuse()  # a member may only speak as itself, to us, along an edge
+            self._refuse()  # a member may only speak as itself, to us, along an edge, in time
             return True, None
         if frame.round == BYE_ROUND:
             self._finished.add(frame.sender)
