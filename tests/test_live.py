@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zmq
+from procs import alive, children
 
 from mamab import ALGORITHMS, Config, simulate
 from mamab.live.fleet import run_fleet
@@ -30,32 +31,6 @@ SMALL = {  # algorithm -> graph
     "no-communication": "complete", "full-communication": "complete", "demab": "complete",
     "gosine": "ring", "coop-ucb2": "ring", "dducb": "ring",
 }  # fmt: skip
-
-
-def children(pid: int) -> dict[int, str]:
-    """Live child processes of ``pid``: pid -> command line."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == pid:
-                found[int(entry.name)] = (
-                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-                )
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.fixture

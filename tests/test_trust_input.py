@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from procs import alive, children
 
 from mamab import cli, resources
 from mamab import topology as topo
@@ -413,27 +414,6 @@ def test_jobs_are_capped_at_the_cores_available(capsys):
     assert code == 0 and err.count("capped at") == 1
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_no_worker_survives_sigkill_of_the_parent(tmp_path):
     spec = tmp_path / "s.toml"
@@ -447,17 +427,17 @@ def test_no_worker_survives_sigkill_of_the_parent(tmp_path):
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(workers) < 2:
-            workers = [w for w in _children(parent.pid) if _alive(w)]
+            workers = [w for w in children(parent.pid) if alive(w)]
             time.sleep(0.2)
         assert len(workers) == 2, "the sweep never started its workers"
         parent.send_signal(signal.SIGKILL)
         parent.wait(10)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        while time.monotonic() < deadline and any(alive(w) for w in workers):
             time.sleep(0.1)
-        assert not any(_alive(w) for w in workers), "a worker outlived its parent"
+        assert not any(alive(w) for w in workers), "a worker outlived its parent"
     finally:
         for pid in [*workers, parent.pid]:
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         parent.wait(10)

@@ -20,7 +20,7 @@ import mamab
 #: Modules that never change a task's numbers (paths relative to the package directory).
 PRESENTATION = frozenset(
     {"__main__.py", "cli.py", "options.py", "plots.py", "storage.py", "testing.py", "theory.py",
-     "versions.py", "wire.py"}
+     "tomlfile.py", "versions.py", "wire.py"}
 )  # fmt: skip
 #: Packages a simulation never imports: the live network (nodes, transport, wire).
 NOT_SIMULATED = ("live/",)

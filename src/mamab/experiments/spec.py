@@ -47,6 +47,7 @@ from mamab.agents.registry import needs_connected
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.seeding import rng
+from mamab.tomlfile import read_toml
 
 TOP_KEYS = {
     "name": str,
@@ -481,14 +482,7 @@ def _file_or_edges(config: Config) -> topo.Topology:
 def load_spec(path: str | Path) -> SweepSpec:
     """Read and validate a sweep TOML file."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"sweep file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read sweep file {path}: {err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    data = read_toml(path, "sweep file")
     return parse_spec(data, str(path))
 
 

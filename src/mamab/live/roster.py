@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,6 +17,7 @@ import zmq
 from zmq.utils import z85
 
 from mamab.errors import ConfigError
+from mamab.tomlfile import read_toml
 
 ROSTER_NAME = "roster.toml"
 SECRET_MODE = 0o600
@@ -92,17 +92,6 @@ def check_address(address: object, where: str) -> str:
     return address
 
 
-def _read_toml(path: Path, what: str) -> dict:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{what} {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read {what} {path}: {err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{what} {path} is not valid TOML: {err}") from None
-
-
 def _node_entry(table: object, index: int, path: Path) -> NodeEntry:
     where = f"roster {path}, node #{index + 1}"
     if not isinstance(table, dict):
@@ -153,7 +142,7 @@ def parse_roster(data: dict, path: Path) -> Roster:
 def load_roster(path: str | Path) -> Roster:
     """Read and validate a roster TOML file (ConfigError, one line, on any problem)."""
     path = Path(path)
-    return parse_roster(_read_toml(path, "roster"), path)
+    return parse_roster(read_toml(path, "roster"), path)
 
 
 def roster_toml(roster: Roster) -> str:
@@ -196,7 +185,7 @@ def load_secret(path: str | Path) -> SecretKey:
             f"secret key file {path} is accessible by group or others (mode {stat.S_IMODE(mode):04o}); "
             f"run chmod 600 {path}"
         )
-    data = _read_toml(path, "secret key file")
+    data = read_toml(path, "secret key file")
     if set(data) != _SECRET_KEYS:
         raise ConfigError(f"secret key file {path} must hold exactly id, public_key, secret_key")
     node_id = data["id"]
