@@ -7,10 +7,11 @@ from mamab import ALGORITHMS, Config, simulate
 from mamab.agents.base import Message
 from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.lcc import LccUcbAgent
+from mamab.agents.registry import supports_faults
 from mamab.errors import InvalidMessage
 from mamab.faults import DELAY, DELAY_SALT, LOSE, fate, fault_seed, is_lost, message_fate
 
-FAULTY = [a for a in ALGORITHMS if a != "dducb"]  # dducb refuses every fault model
+FAULTY = [a for a in ALGORITHMS if supports_faults(a)]  # dducb refuses every fault model
 COMMUNICATING = [a for a in FAULTY if a != "no-communication"]
 FINAL = {"lcc-ucb": 4 * 3, "full-communication": 4 * 3}  # messages of the last step: in flight
 

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from mamab import ALGORITHMS, AlgorithmParams, Config, simulate
 from mamab.agents import SPLITS_ARMS
+from mamab.agents.registry import supports_faults
 from mamab.topology import GRAPH_KINDS
 
 
@@ -15,7 +16,7 @@ def configs(draw, algorithm: str) -> Config:
     low = n if algorithm in SPLITS_ARMS else 1
     k = draw(st.integers(low, max(low, 40)))
     reward = draw(st.sampled_from(["bernoulli", "gaussian"]))
-    faults = algorithm != "dducb"  # DDUCB refuses every fault model (docs/faults.md)
+    faults = supports_faults(algorithm)  # DDUCB refuses every fault model (docs/faults.md)
     params = AlgorithmParams(
         alpha=draw(st.sampled_from([0.5, 2.0, 4.0])),
         demab_radius=draw(st.sampled_from([None, 0.5, 8.0, 32.0])),

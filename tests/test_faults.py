@@ -4,13 +4,14 @@ import numpy as np
 import pytest
 
 from mamab import ALGORITHMS, Config, simulate
+from mamab.agents.registry import supports_faults
 from mamab.agents.ucb import UCB
 from mamab.faults import fault_seed, is_lost, lost, message_uniform
 from mamab.instance import make_instance
 from mamab.problem import noise_chunks
 from mamab.schedule import base_length, initial_block, k_prime, phase_lengths
 
-FAULTY = [a for a in ALGORITHMS if a != "dducb"]  # dducb refuses every fault model
+FAULTY = [a for a in ALGORITHMS if supports_faults(a)]  # dducb refuses every fault model
 COMMUNICATING = [a for a in FAULTY if a != "no-communication"]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mamab.agents import ALGORITHMS, AlgorithmParams, check_algorithm
+from mamab.agents.registry import supports_faults
 from mamab.errors import ConfigError
 from mamab.problem import MAX_MAGNITUDE, check_reward
 from mamab.timegrid import GRID_STYLES
@@ -131,8 +132,8 @@ class Config:
         _int_in("recover_after", self.recover_after, 0, MAX_INT64, "a non-negative number of steps")
         faulty = (self.loss or self.delay or self.crash_rate or any(self.crash_at or ())
                   or self.recover_after)  # fmt: skip
-        if self.algorithm == "dducb" and faulty:
-            raise ConfigError("dducb mixes with a fixed Chebyshev polynomial of P and needs every message of every round: it supports no loss, delay, crashes or recovery")  # fmt: skip
+        if faulty and not supports_faults(self.algorithm):
+            raise ConfigError(f"{self.algorithm} needs every message of every round: it supports no loss, delay, crashes or recovery")  # fmt: skip
         if self.means is not None:
             means = tuple(float(m) for m in self.means)
             if len(means) != self.arms:

@@ -162,7 +162,7 @@ BUILTINS: dict[str, tuple] = {
     "coop-ucb2": (make_coop, dict(
         default_alpha=2.0, description="coop-UCB2 (Landgren et al.): running consensus")),
     "dducb": (make_dducb, dict(
-        needs_connected=True, default_alpha=4.0,
+        needs_connected=True, default_alpha=4.0, faults=False,
         description="DDUCB (Martínez-Rubio et al. 2019): accelerated gossip of sums and counts")),
 }  # fmt: skip
 

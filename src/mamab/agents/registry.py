@@ -68,6 +68,9 @@ class AlgorithmInfo:
     default_alpha: float | None = None  # exploration constant when params.alpha is None
     description: str = ""
     wire: bool = False  # the wire codec knows its messages (built-ins only): `mamab live` runs it
+    faults: bool = (
+        True  # tolerates message loss, delay, crashes and recovery (else they are refused)
+    )
     parameters: tuple[str, ...] | None = None  # names it takes in params.extra; None: any
     source: str = "built-in"  # where it came from: built-in, module:function, or a distribution
 
@@ -239,6 +242,12 @@ def check_topology(algorithm: str, topology: Topology) -> None:
         raise ConfigError(f"{algorithm} needs a connected graph; the {topology.name} graph is not")
 
 
+def supports_faults(algorithm: str) -> bool:
+    """False for an algorithm that needs every message of every round (loss, delay and crashes
+    are refused for it)."""
+    return lookup(algorithm).faults
+
+
 def needs_connected(algorithm: str) -> bool:
     return lookup(algorithm).needs_connected
 
@@ -349,7 +358,7 @@ def _build_info(name: object, make: object, metadata: dict[str, Any], source: st
     if not callable(make):
         raise ConfigError(f"algorithm {name}: make must be callable, got {make!r}")
     _check_metadata_keys(f"algorithm {name}", metadata)
-    for flag in ("needs_connected", "splits_arms", "central_server", "fast", "wire"):
+    for flag in ("needs_connected", "splits_arms", "central_server", "fast", "wire", "faults"):
         if not isinstance(metadata.get(flag, False), bool):
             raise ConfigError(f"algorithm {name}: {flag} must be True or False")
     if metadata.get("fast") and name not in FAST_KERNELS:

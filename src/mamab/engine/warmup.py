@@ -63,11 +63,12 @@ def warmup_configs():
     """Tiny configurations that reach every kernel signature: each algorithm, with and without
     faults (crashes, losses and delays are separate code paths)."""
     from mamab.agents import ALGORITHMS
+    from mamab.agents.registry import supports_faults
     from mamab.config import Config
 
     for algorithm in ALGORITHMS:
         yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring")
-        if algorithm != "dducb":  # DDUCB refuses faults
+        if supports_faults(algorithm):
             yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring", loss=0.1,
                          delay=0.1, crash_rate=0.01, recover_after=5)  # fmt: skip
 
