@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from mamab import ALGORITHMS, AlgorithmParams, Config, simulate
 from mamab.agents import SPLITS_ARMS
-from mamab.agents.registry import supports_faults
+from mamab.agents.registry import can_lie, supports_faults
+from mamab.attacks import ATTACKS
 from mamab.topology import GRAPH_KINDS
 
 
@@ -26,6 +27,7 @@ def configs(draw, algorithm: str) -> Config:
     if algorithm == "dducb":
         params = AlgorithmParams(alpha=params.alpha, dducb_index=draw(st.sampled_from(["every-step", "per-stage"])),
                                  dducb_epsilon=draw(st.sampled_from([1 / 22, 0.5, 0.99])))  # fmt: skip
+    liars = can_lie(algorithm)  # malicious agents, for the algorithms that model them
     return Config(
         algorithm=algorithm,
         agents=n,
@@ -43,6 +45,8 @@ def configs(draw, algorithm: str) -> Config:
         delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])) if faults else 0.0,
         crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])) if faults else 0.0,
         recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])) if faults else 0,
+        malicious=draw(st.sampled_from([0, 0, 1, n - 1, n // 2]) if liars else st.just(0)),
+        attack=draw(st.sampled_from(ATTACKS)),
     )
 
 
@@ -57,6 +61,7 @@ def assert_identical(config: Config) -> None:
     for name in ref.counts:
         assert np.array_equal(fast.counts[name], ref.counts[name]), f"{name} differs"
     assert np.array_equal(fast.means, ref.means)
+    assert np.array_equal(fast.malicious, ref.malicious)
 
 
 def _property(algorithm: str):

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from mamab.agents import ALGORITHMS, AlgorithmParams, check_algorithm
-from mamab.agents.registry import supports_faults
+from mamab.agents.registry import can_lie, supports_faults
+from mamab.attacks import ATTACKS
 from mamab.errors import ConfigError
 from mamab.problem import MAX_MAGNITUDE, check_reward
 from mamab.timegrid import GRID_STYLES
@@ -90,6 +91,8 @@ class Config:
     crash_at: tuple[int, ...] | None = None  # explicit crash step per agent (0: never)
     recover_after: int = 0  # steps a crashed agent stays down, then restarts fresh (0: never)
     edges: tuple[tuple[int, int], ...] | None = None  # the graph's edges when graph = "networkx"
+    malicious: int | tuple[int, ...] = 0  # how many agents lie (drawn per run), or their ids
+    attack: str = "worst"  # what a malicious agent recommends (mamab.attacks.ATTACKS)
 
     def __post_init__(self) -> None:
         for name in ("agents", "arms", "horizon", "runs", "grid_points"):
@@ -134,6 +137,7 @@ class Config:
                   or self.recover_after)  # fmt: skip
         if faulty and not supports_faults(self.algorithm):
             raise ConfigError(f"{self.algorithm} needs every message of every round: it supports no loss, delay, crashes or recovery")  # fmt: skip
+        self._take_malicious()
         if self.means is not None:
             means = tuple(float(m) for m in self.means)
             if len(means) != self.arms:
@@ -145,6 +149,32 @@ class Config:
             if self.reward == "bernoulli" and not all(0 <= m <= 1 for m in means):
                 raise ConfigError("Bernoulli arm means must lie in [0, 1]")
             object.__setattr__(self, "means", means)
+
+    def _take_malicious(self) -> None:
+        """A count below N, or distinct agent ids (kept sorted); the attack must be known, and the
+        algorithm must say how its liars forge a message (registry metadata ``forge``)."""
+        m, n = self.malicious, self.agents
+        if isinstance(m, list | tuple):
+            ids = sorted(set(m))
+            if len(ids) != len(m) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in ids
+            ):
+                raise ConfigError(f"malicious ids must be distinct agents in 0..{n - 1}, got {m!r}")
+            if len(ids) >= n:
+                raise ConfigError(f"malicious names all {n} agents; at least one must be honest")
+            object.__setattr__(self, "malicious", tuple(ids) if ids else 0)
+        elif isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n:
+            raise ConfigError(
+                f"malicious must be a number of agents in 0..{n - 1} (one at least stays honest) "
+                f"or a list of agent ids, got {m!r}"
+            )
+        if self.attack not in ATTACKS:
+            raise ConfigError(f"attack must be one of {', '.join(ATTACKS)}, got {self.attack!r}")
+        if self.malicious and not can_lie(self.algorithm):
+            raise ConfigError(
+                f"{self.algorithm} has no model of malicious agents (only algorithms that send "
+                "recommendations do: see docs/faults.md); run it with malicious = 0"
+            )
 
     def _take_graph(self) -> None:
         """A networkx graph becomes its canonical edge list; given edges are checked the same way."""

@@ -28,6 +28,13 @@ COUNTERS = (
 )
 
 
+def _liars(part: RunResult) -> np.ndarray:
+    """A run's malicious mask (all False from an engine that did not say)."""
+    if part.malicious is not None:
+        return np.asarray(part.malicious, dtype=bool)
+    return np.zeros(part.regret.shape[0], dtype=bool)
+
+
 def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
@@ -45,6 +52,7 @@ class RunResult:
     max_degree: int
     arms: np.ndarray | None = None  # (horizon, agents) arm choices when traced
     crash: np.ndarray | None = None  # (agents,) step from which each agent is dead; T + 1: never
+    malicious: np.ndarray | None = None  # (agents,) True for a malicious agent
 
 
 @dataclass
@@ -65,6 +73,7 @@ class Result:
     crash: np.ndarray | None = (
         None  # (runs, agents) step from which each agent is dead; T + 1: never
     )
+    malicious: np.ndarray | None = None  # (runs, agents) True for a malicious agent
 
     @classmethod
     def stack(cls, config: Config, grid: np.ndarray, parts: list[RunResult], engine: str) -> Result:
@@ -82,6 +91,7 @@ class Result:
             arms=np.stack([p.arms for p in parts]) if traced else None,
             runs=[p.run for p in parts],
             crash=np.stack([p.crash for p in parts]),
+            malicious=np.stack([_liars(p) for p in parts]),
         )
 
     @property
@@ -89,14 +99,23 @@ class Result:
         """(runs, agents) True for agents that never crashed."""
         return self.crash > self.config.horizon
 
+    @property
+    def honest(self) -> np.ndarray:
+        """(runs, agents) True for agents that are not malicious."""
+        if self.malicious is None:
+            return np.ones(self.final_regret.shape, dtype=bool)
+        return ~self.malicious
+
     def survivor_mean(self, values: np.ndarray) -> np.ndarray:
-        """Mean over the agents that never crashed of (runs, agents, ...) values (NaN if none)."""
-        return masked_mean(values, self.survived)
+        """Mean over the honest agents that never crashed of (runs, agents, ...) values (NaN if
+        none)."""
+        return masked_mean(values, self.survived & self.honest)
 
     def final_regret_mean(self) -> np.ndarray:
-        """(runs,) mean final regret of the agents that never crashed (NaN if none survived).
+        """(runs,) mean final regret of the honest agents that never crashed (NaN if none).
 
-        Crashed agents stop accruing regret, so averaging them in would flatter an algorithm.
+        Crashed agents stop accruing regret, so averaging them in would flatter an algorithm;
+        malicious agents' regret is not what the fleet cares about.
         """
         return self.survivor_mean(self.final_regret)
 
@@ -115,6 +134,12 @@ class Result:
             }
             for r in self.runs
         ]
+
+    def _malicious_summary(self, i: int) -> dict:
+        """Only when some agents lie: which ones (their regret is out of the means)."""
+        if self.honest[i].all():
+            return {}
+        return {"malicious_agents": np.flatnonzero(~self.honest[i]).tolist()}
 
     def _crash_summary(self, i: int) -> dict:
         """Only when something crashed: which agents, and the mean over the survivors."""
@@ -144,7 +169,8 @@ class Result:
                 {
                     "run": r,
                     "final_regret_per_agent": self.final_regret[i].tolist(),
-                    "final_regret_mean": float(self.final_regret[i].mean()),
+                    "final_regret_mean": float(self.final_regret[i][self.honest[i]].mean()),
+                    **self._malicious_summary(i),
                     **self._crash_summary(i),
                     "messages_sent_per_agent": self.counts["messages_sent"][i].tolist(),
                     "bits_sent_per_agent": self.counts["bits_sent"][i].tolist(),
@@ -182,8 +208,8 @@ class Result:
         return frame
 
     def to_xarray(self):
-        """An xarray Dataset over (run, agent, t): regret and bits; per (run, agent) counters and
-        crash steps; per run diameter, max degree and arm means. The configuration is in
+        """An xarray Dataset over (run, agent, t): regret and bits; per (run, agent) counters,
+        crash steps and malicious flags; per run diameter, max degree and arm means. The configuration is in
         ``attrs`` (flat fields, and the whole of it as JSON under ``config``). Needs xarray
         (``pip install 'mamab[xarray]'``).
         """
@@ -204,6 +230,8 @@ class Result:
         }
         if self.crash is not None:
             data["crash"] = (("run", "agent"), self.crash)
+        if self.malicious is not None:
+            data["malicious"] = (("run", "agent"), self.malicious)
         attrs = {k: v for k, v in self.config_columns().items() if v is not None}
         attrs.update(engine=self.engine, config=json.dumps(self.config.to_dict()))
         return xr.Dataset(data, coords=coords, attrs=attrs)
@@ -224,7 +252,7 @@ class Result:
             "runs": np.asarray(self.runs, dtype=np.int64),
             **{f"count_{name}": self.counts[name] for name in self.counts},
         }  # fmt: skip
-        for name in ("arms", "crash"):
+        for name in ("arms", "crash", "malicious"):
             if getattr(self, name) is not None:
                 arrays[name] = getattr(self, name)
         meta = json.dumps({
@@ -264,7 +292,7 @@ class Result:
                 bits=data["bits"], counts={k: data[f"count_{k}"] for k in meta["counters"]},
                 means=data["means"], diameter=data["diameter"], max_degree=data["max_degree"],
                 engine=meta["engine"], arms=data.get("arms"), runs=data["runs"].tolist(),
-                crash=data.get("crash"),
+                crash=data.get("crash"), malicious=data.get("malicious"),
             )  # fmt: skip
         except (KeyError, TypeError) as err:
             raise ConfigError(f"{path} is an incomplete mamab result: missing {err}") from None

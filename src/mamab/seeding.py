@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 #: Child streams of a run, by purpose. New purposes are appended, never reordered.
-STREAMS = ("means", "graph", "noise", "algorithm", "faults", "crashes")
+STREAMS = ("means", "graph", "noise", "algorithm", "faults", "crashes", "malicious")
 
 
 def run_streams(seed: int, run: int) -> dict[str, np.random.SeedSequence]:

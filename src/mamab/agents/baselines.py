@@ -72,3 +72,8 @@ class FullCommunicationAgent(NoCommunicationAgent):
         reward = self._check_reward(payload[1])
         self._heard.add(self._check_first_copy(message))
         self.ucb.update(arm, reward)
+
+
+def forge_nothing(payload: object, arm: int, sender: int) -> object:
+    """No-communication sends nothing to forge: its malicious agents only leave the average."""
+    return payload

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from mamab.agents.base import Agent
-from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
+from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent, forge_nothing
 from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.dducb import DducbAgent, mixing_plan
 from mamab.agents.demab import DemabAgent, DemabServer
-from mamab.agents.gosine import GosineAgent
-from mamab.agents.lcc import LccUcbAgent, RelayAgent
+from mamab.agents.gosine import GosineAgent, forge_reply
+from mamab.agents.lcc import LccUcbAgent, RelayAgent, forge_own_pair, forge_recommendation
 from mamab.agents.params import AlgorithmParams
 from mamab.agents.registry import alpha_of, check_topology, register_algorithm
 from mamab.demab_schedule import draw_permutation, initial_split
@@ -141,23 +141,23 @@ _BUILT_IN = dict(fast=True, wire=True, parameters=(), source="built-in")
 #: name -> (make, metadata); the order is the order algorithms are listed in.
 BUILTINS: dict[str, tuple] = {
     "lcc-ucb": (_lcc_family("lcc-ucb"), dict(
-        splits_arms=True, default_alpha=2.0,
+        splits_arms=True, default_alpha=2.0, forge=forge_recommendation,
         description="LCC-UCB (paper Alg. 1+2): epochs of UCB, one arm index per agent per epoch")),
     "lcc-ucb-graph": (_lcc_family("lcc-ucb-graph"), dict(
-        splits_arms=True, needs_connected=True, default_alpha=2.0,
+        splits_arms=True, needs_connected=True, default_alpha=2.0, forge=forge_recommendation,
         description="LCC-UCB-GRAPH (Alg. 3): D sub-epochs per epoch, neighbours only")),
     "lcc-ucb-relay": (_lcc_family("lcc-ucb-relay"), dict(
-        splits_arms=True, needs_connected=True, default_alpha=2.0,
+        splits_arms=True, needs_connected=True, default_alpha=2.0, forge=forge_own_pair,
         description="LCC-UCB epochs with recommendations relayed to every agent")),
     "no-communication": (make_no_communication, dict(
-        default_alpha=2.0, description="UCB on all arms, no messages")),
+        default_alpha=2.0, forge=forge_nothing, description="UCB on all arms, no messages")),
     "full-communication": (make_full_communication, dict(
         default_alpha=2.0, description="every (arm, reward) to every neighbour each step")),
     "demab": (make_demab, dict(
         splits_arms=True, central_server=True, default_alpha=2.0,
         description="DEMAB (Wang et al. 2020): elimination with a central server")),
     "gosine": (make_gosine, dict(
-        splits_arms=True, default_alpha=4.0,
+        splits_arms=True, default_alpha=4.0, forge=forge_reply,
         description="GosInE (Chawla et al. 2020): gossip insert-eliminate")),
     "coop-ucb2": (make_coop, dict(
         default_alpha=2.0, description="coop-UCB2 (Landgren et al.): running consensus")),

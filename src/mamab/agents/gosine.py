@@ -117,3 +117,8 @@ class GosineAgent(Agent):
             return
         out = max(self.non_sticky, key=lambda a: (-self.played.get(a, 0), a))
         self.non_sticky[self.non_sticky.index(out)] = arm
+
+
+def forge_reply(payload: tuple, arm: int, sender: int) -> tuple:
+    """A malicious GosInE agent answers a pull request with the attack's arm; it asks normally."""
+    return ("arm", arm) if payload[0] == "arm" else payload

@@ -210,3 +210,14 @@ class RelayAgent(LccUcbAgent):
 
     def _next_recommendations(self) -> frozenset[int]:
         return frozenset(arm for origin, arm in self.known.items() if origin != self.agent_id)
+
+
+def forge_recommendation(payload: int, arm: int, sender: int) -> int:
+    """A malicious LCC-UCB agent recommends the attack's arm."""
+    return arm
+
+
+def forge_own_pair(payload: tuple, arm: int, sender: int) -> tuple:
+    """A malicious relay agent forges its own (origin, arm) pair and forwards the others' as
+    received (a choice: its lie is its recommendation, as for LCC-UCB)."""
+    return tuple((origin, arm if origin == sender else a) for origin, a in payload)

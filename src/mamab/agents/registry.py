@@ -49,6 +49,9 @@ FAST_KERNELS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-commu
 WIRE_CODECS = FAST_KERNELS
 
 Make = Callable[["Topology", int, int, AlgorithmParams, "np.random.Generator"], list[Agent]]
+#: ``forge(payload, arm, sender) -> payload``: what a malicious ``sender`` sends instead of
+#: ``payload``, recommending ``arm`` (the attack's arm) wherever the payload recommends one.
+Forge = Callable[[Any, int, int], Any]
 
 
 class ReferenceEngineWarning(UserWarning):
@@ -68,9 +71,8 @@ class AlgorithmInfo:
     default_alpha: float | None = None  # exploration constant when params.alpha is None
     description: str = ""
     wire: bool = False  # the wire codec knows its messages (built-ins only): `mamab live` runs it
-    faults: bool = (
-        True  # tolerates message loss, delay, crashes and recovery (else they are refused)
-    )
+    faults: bool = True  # tolerates message loss, delay, crashes and recovery; False: refused
+    forge: Forge | None = None  # how a malicious agent rewrites a message; None: no liars modelled
     parameters: tuple[str, ...] | None = None  # names it takes in params.extra; None: any
     source: str = "built-in"  # where it came from: built-in, module:function, or a distribution
 
@@ -248,6 +250,11 @@ def supports_faults(algorithm: str) -> bool:
     return lookup(algorithm).faults
 
 
+def can_lie(algorithm: str) -> bool:
+    """Whether malicious agents are modelled for ``algorithm`` (it has a ``forge``)."""
+    return lookup(algorithm).forge is not None
+
+
 def needs_connected(algorithm: str) -> bool:
     return lookup(algorithm).needs_connected
 
@@ -365,6 +372,8 @@ def _build_info(name: object, make: object, metadata: dict[str, Any], source: st
         raise ConfigError(f"algorithm {name}: fast=True, but mamab has no fast kernel for it")
     if metadata.get("wire") and name not in WIRE_CODECS:
         raise ConfigError(f"algorithm {name}: wire=True, but the wire codec does not know it")
+    if metadata.get("forge") is not None and not callable(metadata["forge"]):
+        raise ConfigError(f"algorithm {name}: forge must be callable, got {metadata['forge']!r}")
     alpha = metadata.get("default_alpha")
     if alpha is not None and (
         isinstance(alpha, bool) or not isinstance(alpha, int | float) or not alpha > 0

@@ -10,6 +10,7 @@ import numpy as np
 
 from mamab.agents import alpha_of, lcc_shape
 from mamab.agents.registry import has_fast_kernel
+from mamab.attacks import attack_plan, draw_malicious
 from mamab.config import Config
 from mamab.engine import kernels
 from mamab.errors import ConfigError
@@ -280,6 +281,11 @@ class Recording:
     )  # (capacity, 4) messages held for the next exchange: sender, receiver, bits, arm
     late_reward: np.ndarray  # (capacity,) the reward a held sample carries
     late_n: np.ndarray  # [number of held messages]
+    liar: np.ndarray  # (agents,) True for a malicious agent
+    attack: int  # mamab.attacks.TRUTHFUL, FIXED or RANDOM: how a liar picks its arm
+    attack_arm: int  # the arm of a FIXED attack
+    attack_pool: np.ndarray  # the arms a RANDOM attack draws from
+    attack_key: int
 
     @classmethod
     def start(cls, config: Config, instance: Instance, grid: np.ndarray, trace: bool,
@@ -289,6 +295,8 @@ class Recording:
         crash = crash_steps(
             config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at
         )
+        liar, key = draw_malicious(config.seed, instance.run, n, config.malicious)
+        plan = attack_plan(config.attack, instance.problem.means, key)
         return cls(
             regret=np.zeros(n),
             recorded=np.zeros((n, grid.size)),
@@ -304,6 +312,11 @@ class Recording:
             late=np.zeros((max(1, late_capacity), 4), dtype=np.int64),
             late_reward=np.zeros(max(1, late_capacity)),
             late_n=np.zeros(1, dtype=np.int64),
+            liar=liar,
+            attack=plan.code,
+            attack_arm=plan.fixed,
+            attack_pool=plan.pool,
+            attack_key=plan.key,
         )
 
     def result(self, instance: Instance, trace: bool) -> RunResult:
@@ -318,4 +331,5 @@ class Recording:
             max_degree=topology.max_degree,
             arms=self.trace_out if trace else None,
             crash=self.crash,
+            malicious=self.liar,
         )

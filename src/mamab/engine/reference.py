@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from mamab.agents import Agent, make_agents, network
 from mamab.agents.base import Message
+from mamab.attacks import liars_of
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.faults import DELAY, LOSE, crash_steps, fault_seed, message_fate, recovery_steps
@@ -25,6 +28,7 @@ def exchange(
     alive: np.ndarray | None = None,
     delay: float = 0.0,
     held: list[Message] | None = None,
+    liars: Callable[[Message], Message] | None = None,
 ) -> list[Message]:
     """Run communication rounds until a round where nobody sends; deliver along edges only.
 
@@ -32,7 +36,8 @@ def exchange(
     were sent. Then message (step, round, sender, receiver) is lost or delayed when its fault
     hashes say so: the sender paid for it (sent counters; lost counters for a lost one); a
     delayed one is returned, to be delivered at the next exchange. Nodes marked dead in
-    ``alive`` send nothing, and what is sent to them is lost.
+    ``alive`` send nothing, and what is sent to them is lost. ``liars`` rewrites what the
+    malicious agents send (:class:`mamab.attacks.Liars`).
     """
     for message in held or ():
         _deliver(agents, counts, message, alive)
@@ -40,7 +45,7 @@ def exchange(
     round_ = 0
     while True:
         batch = [
-            m
+            m if liars is None else liars(m)
             for i, agent in enumerate(agents)
             if alive is None or alive[i]
             for m in agent.outgoing()
@@ -112,6 +117,7 @@ def run_reference(
     key = fault_seed(config.seed, instance.run)
     crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
     back = recovery_steps(crash, horizon, config.recover_after)
+    malicious, liars = liars_of(config, instance.run, problem.means)
     alive = np.ones(len(agents), dtype=bool)  # a server, if any, never crashes
     held: list[Message] = []  # delayed by the last exchange; still in flight when the run ends
     for noise in noise_chunks(
@@ -133,7 +139,8 @@ def run_reference(
             for agent in idlers:
                 agent.tick()
             t += 1
-            held = exchange(agents, links, counts, t, config.loss, key, alive, config.delay, held)
+            held = exchange(agents, links, counts, t, config.loss, key, alive, config.delay, held,
+                            liars)  # fmt: skip
             if t == grid[next_point]:
                 recorded[:, next_point] = regret
                 recorded_bits[:, next_point] = counts["bits_sent"][:n]
@@ -150,4 +157,5 @@ def run_reference(
         max_degree=topology.max_degree,
         arms=arms_played,
         crash=crash,
+        malicious=malicious,
     )

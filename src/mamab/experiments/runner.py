@@ -159,7 +159,7 @@ def run_sweep(
     write_json(directory / "metadata.json", {
         "spec": spec.to_dict(),
         "seeds": "run r of a configuration uses SeedSequence(seed, spawn_key=(r, stream)), "
-                 "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5",
+                 "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5, malicious=6",
         "versions": package_versions(),
         "provenance": {**current_provenance(), "format": FORMAT},
         "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
