@@ -61,9 +61,10 @@ def test_sync_live_equals_simulator(algorithm: str, tmp_path: Path) -> None:
         assert r["wire_bytes_sent"] - r["frame_bytes_sent"] >= 35 * r["frames_sent"]
 
 
-def test_mamab_live_writes_the_summary_of_mamab_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("liars", [[], ["--malicious", "1", "--attack", "random"]])
+def test_mamab_live_writes_the_summary_of_mamab_run(liars: list[str], tmp_path: Path) -> None:
     flags = ["--algorithm", "lcc-ucb", "-N", "3", "-K", "9", "-T", "600", "--runs", "2",
-             "--seed", "4"]  # fmt: skip
+             "--seed", "4", *liars]  # fmt: skip
     for command, extra in (("run", []), ("live", ["--sync"])):
         proc = subprocess.run([sys.executable, "-m", "mamab", command, *flags, *extra, "--out",
                                str(tmp_path / command)], capture_output=True, text=True,
@@ -78,6 +79,7 @@ def test_mamab_live_writes_the_summary_of_mamab_run(tmp_path: Path) -> None:
         assert set(sim_run) <= set(live_run)
         assert {k: live_run[k] for k in sim_run} == sim_run
         assert all(b > 0 for b in live_run["wire_bytes_sent_per_agent"])
+        assert ("malicious_agents" in live_run) == bool(liars)
 
 
 def test_a_killed_agent_is_reported_and_the_others_finish(tmp_path: Path, reaper) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from mamab import ALGORITHMS, Config, simulate
 from mamab.live.memory import MemoryNetwork
 from mamab.live.node import LiveNode
-from mamab.live.play import fleet, play, wire_spec
+from mamab.live.play import fleet, liars, play, wire_spec
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS
 from mamab.wire import Frame, encode_frame
@@ -29,9 +30,10 @@ def live_in_threads(config: Config, run: int, sync: bool = True, timeout: float 
     ``stop_after`` maps a node to the step after which it goes dark (closes without goodbye).
     """
     instance, agents, _ = fleet(config, run)
+    _, forge = liars(config, instance)
     network = MemoryNetwork(len(agents))
     nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=sync,
-                      timeout=timeout) for a in agents]  # fmt: skip
+                      timeout=timeout, liars=forge) for a in agents]  # fmt: skip
     if before is not None:
         before(network, nodes)
     regrets: list[float | None] = [None] * len(nodes)
@@ -75,6 +77,20 @@ def test_sync_equals_simulator(algorithm: str) -> None:
     for name, values in node_counts(nodes, config.agents).items():
         assert values == sim.counts[name][0].tolist(), name
     assert all(node.counts.refused_messages == 0 for node in nodes)
+
+
+@pytest.mark.parametrize("algorithm", ["lcc-ucb", "lcc-ucb-relay", "gosine"])
+@pytest.mark.parametrize("attack", ["worst", "random"])
+def test_sync_liars_equal_the_simulators(algorithm: str, attack: str) -> None:
+    """Live nodes forge what the simulator's liars forge: every agent's regret is the same."""
+    config = Config(algorithm, 5, 15, 800, seed=3, graph=SMALL[algorithm], malicious=2,
+                    attack=attack)  # fmt: skip
+    regrets, nodes = live_in_threads(config, 0)
+    sim = simulate(config, engine="reference")
+    honest = simulate(dataclasses.replace(config, malicious=0), engine="reference")
+    assert regrets[: config.agents] == sim.final_regret[0].tolist()
+    assert not np.array_equal(sim.final_regret, honest.final_regret)  # the lies did something
+    assert all(node.counts.refused_messages == 0 for node in nodes)  # forged, but well formed
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

@@ -121,6 +121,8 @@ def run(
     reward: str,
     sigma: float,
     alpha: float | None,
+    malicious: int | tuple[int, ...],
+    attack: str,
     plugin_params: tuple[str, ...],
     engine: str,
     jobs: int | None,
@@ -134,7 +136,7 @@ def run(
     """Simulate one algorithm and print median final regret and bits per agent."""
     config = problem_config(
         algorithm, agents, arms, horizon, seed, graph, edge_prob, reward, sigma, alpha,
-        extra=[parse_param(p) for p in plugin_params], runs=runs, loss=loss, delay=delay,
+        malicious, attack, extra=[parse_param(p) for p in plugin_params], runs=runs, loss=loss, delay=delay,
         crash_rate=crash_rate, recover_after=recover_after, grid_points=grid_points,
     )  # fmt: skip
     if out is not None:

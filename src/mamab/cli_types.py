@@ -99,3 +99,28 @@ class LazyChoice(click.Choice):
 
 ENGINES = LazyChoice("mamab.config", "ENGINES")
 REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS")
+ATTACKS = LazyChoice("mamab.attacks", "ATTACKS")
+
+
+class MaliciousAgents(click.ParamType):
+    """``--malicious``: a number of agents (drawn per run) or comma-separated agent ids."""
+
+    name = "M|IDS"
+
+    def convert(self, value, param, ctx) -> int | tuple[int, ...]:
+        if isinstance(value, int | tuple):
+            return value
+        text = str(value).strip()
+        try:
+            if "," in text:
+                return tuple(int(part) for part in text.split(",") if part.strip())
+            return int(text)
+        except ValueError:
+            self.fail(
+                f"{value!r} is neither a number of agents nor comma-separated ids", param, ctx
+            )
+
+
+def malicious_flag(value: int | tuple[int, ...]) -> str:
+    """The ``--malicious`` text of a configuration's ``malicious`` (``2`` or ``0,4,``)."""
+    return str(value) if isinstance(value, int) else ",".join(map(str, value)) + ","

@@ -23,9 +23,13 @@ NOT_COLUMNS = ("first_run", "edges")
 
 
 def _base_type(hint: object) -> type:
-    """int, float, bool or str for a scalar annotation; ``tuple`` (stored as JSON) otherwise."""
+    """int, float, bool or str for a scalar annotation; ``tuple`` (stored as JSON) otherwise,
+    also for a union that may hold a tuple (``malicious``: a count or ids)."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if any(typing.get_origin(a) is tuple for a in args):
+            return tuple
+        hint = args[0]
     if typing.get_origin(hint) is typing.Literal:
         hint = type(typing.get_args(hint)[0])
     return hint if hint in (int, float, bool, str) else tuple

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mamab.cli_types import ALGORITHM, REWARD_MODELS
+from mamab.cli_types import ALGORITHM, ATTACKS, REWARD_MODELS, MaliciousAgents
 
 if TYPE_CHECKING:
     from mamab.config import Config
@@ -31,11 +31,16 @@ PROBLEM_OPTIONS: tuple[Callable, ...] = (
     click.option("--alpha", type=float, default=None,
                  help="UCB exploration constant [default: 2; 4: gosine, dducb; DEMAB's radius is "
                       "the demab_radius parameter]."),
+    click.option("--malicious", type=MaliciousAgents(), default=0, show_default=True,
+                 help="Malicious agents: how many (drawn per run) or their ids, e.g. 0,3 "
+                      "(docs/faults.md)."),
+    click.option("--attack", type=ATTACKS, default="worst", show_default=True,
+                 help="What malicious agents recommend instead of the truth."),
 )  # fmt: skip
 
 
 def problem_options(command: Callable) -> Callable:
-    """Add the problem options (algorithm, N, K, T, seed, graph, reward, alpha) to a command."""
+    """Add the problem options (algorithm, N, K, T, seed, graph, reward, alpha, liars) to a command."""
     for option in reversed(PROBLEM_OPTIONS):
         command = option(command)
     return command
@@ -43,6 +48,7 @@ def problem_options(command: Callable) -> Callable:
 
 def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: int, graph: str,
                    edge_prob: float | None, reward: str, sigma: float, alpha: float | None,
+                   malicious: int | tuple[int, ...] = 0, attack: str = "worst",
                    extra: object = (), **fields) -> Config:  # fmt: skip
     """The validated :class:`Config` of the problem options (plus a plugin's ``extra``
     parameters and any other Config fields)."""
@@ -58,4 +64,5 @@ def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: i
 
     return Config(algorithm=algorithm, agents=agents, arms=arms, horizon=horizon, seed=seed,
                   graph=graph, edge_prob=edge_prob, reward=reward, sigma=sigma,
-                  params=AlgorithmParams(alpha=alpha, extra=extra), **fields)  # fmt: skip
+                  params=AlgorithmParams(alpha=alpha, extra=extra), malicious=malicious,
+                  attack=attack, **fields)  # fmt: skip

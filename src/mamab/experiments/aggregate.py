@@ -73,13 +73,17 @@ class ConfigResult:
     diameter: np.ndarray  # (runs,)
     max_degree: np.ndarray  # (runs,)
     crash: np.ndarray | None = None  # (runs, agents) step from which an agent is dead; > T: never
+    malicious: np.ndarray | None = None  # (runs, agents) True for a malicious agent
     graph_sha256: str | None = None  # contents of an edge-list graph file
 
     def final_mean(self) -> np.ndarray:
-        """(runs,) mean final regret over the agents that never crashed."""
-        if self.crash is None:
-            return self.final_regret.mean(axis=1)
-        return masked_mean(self.final_regret, self.crash > self.config["horizon"])
+        """(runs,) mean final regret over the honest agents that never crashed."""
+        counted = np.ones(self.final_regret.shape, dtype=bool)
+        if self.crash is not None:
+            counted &= self.crash > self.config["horizon"]
+        if self.malicious is not None:
+            counted &= ~self.malicious.astype(bool)
+        return masked_mean(self.final_regret, counted)
 
     @property
     def flat(self) -> dict:
@@ -162,6 +166,7 @@ def collect(
                 diameter=cat("diameter"),
                 max_degree=cat("max_degree"),
                 crash=cat("crash"),
+                malicious=cat("malicious"),
                 graph_sha256=digest,
             )
         )
@@ -269,7 +274,14 @@ def finals_table(results: list[ConfigResult]) -> pa.Table:
     columns["diameter"] = each(lambda r, runs, agents: np.repeat(r.diameter, agents))
     columns["max_degree"] = each(lambda r, runs, agents: np.repeat(r.max_degree, agents))
     columns["crash"] = each(lambda r, runs, agents: r.crash.reshape(-1))
+    columns["malicious"] = each(lambda r, runs, agents: _liars(r).reshape(-1))
     return pa.table(columns)
+
+
+def _liars(r: ConfigResult) -> np.ndarray:
+    if r.malicious is None:
+        return np.zeros(r.final_regret.shape, dtype=bool)
+    return r.malicious.astype(bool)
 
 
 def _number(x: float) -> str:
@@ -379,7 +391,8 @@ def _rebuild(curves: dict[str, list], finals: dict[str, list]) -> list[ConfigRes
         np.asarray(curves["bits"], dtype=float),
     )
     final = {name: np.asarray(finals[name], dtype=float if name == "final_regret" else np.int64)
-             for name in ("final_regret", *COUNTERS, "diameter", "max_degree", "crash")}  # fmt: skip
+             for name in ("final_regret", *COUNTERS, "diameter", "max_degree", "crash",
+                          "malicious") if name in finals}  # fmt: skip
     for key in dict.fromkeys(keys.tolist()):
         rows = np.flatnonzero(keys == key)
         n_runs = int(runs[rows].max()) + 1
@@ -407,6 +420,7 @@ def _rebuild(curves: dict[str, list], finals: dict[str, list]) -> list[ConfigRes
                 diameter=per_agent("diameter")[:, 0],
                 max_degree=per_agent("max_degree")[:, 0],
                 crash=per_agent("crash"),
+                malicious=per_agent("malicious") if "malicious" in final else None,
                 graph_sha256=flat.get("graph_sha256"),  # None in tables from before issue 12
             )
         )

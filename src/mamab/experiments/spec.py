@@ -204,6 +204,20 @@ class Axis:
         return float(v) if self.coerce_float else v
 
 
+class _MaliciousAxis(Axis):
+    """``malicious``: a count, ids as a list of ints inside the list (``[0, 2, [1, 4]]`` is three
+    points: none, two drawn per run, agents 1 and 4)."""
+
+    def values(self, where: str, value: Any) -> list:
+        points = value if isinstance(value, list) else [value]
+        if not points:
+            raise ConfigError(f"{where}: expected a number of agents, a list of them, or id lists")
+        return [
+            tuple(self._item(where, x) for x in p) if isinstance(p, list) else self._item(where, p)
+            for p in points
+        ]
+
+
 def _vector(where: str, point: Any) -> list:
     if not isinstance(point, list) or not point:
         raise ConfigError(f"{where}: expected a non-empty list of numbers, got {point!r}")
@@ -230,6 +244,7 @@ def _config_axes() -> dict[str, Axis]:
     hints = typing.get_type_hints(Config)
     axes = {f.name: _axis_of(hints[f.name], f.name) for f in dataclasses.fields(Config)}
     axes["graph"] = Axis((str, _NetworkxGraph))
+    axes["malicious"] = _MaliciousAxis((int,))
     return {k: v for k, v in axes.items() if k not in NOT_AXES}
 
 

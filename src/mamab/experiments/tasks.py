@@ -41,6 +41,7 @@ ARRAYS = (
     "diameter",
     "max_degree",
     "crash",
+    "malicious",
 )
 #: What ``inspect_task`` finds: a usable file, no file, a broken one, one from other code.
 OK, MISSING, UNUSABLE, OTHER_CODE = "ok", "missing", "unusable", "other-code"
@@ -167,13 +168,14 @@ def compute_task(task: Task) -> bytes:
     arrays = {
         "grid": result.grid,
         "runs": np.asarray(result.runs, dtype=np.int64),
-        "regret_mean": result.survivor_mean(result.regret),  # crashed agents reported apart
+        "regret_mean": result.survivor_mean(result.regret),  # crashed agents, liars apart
         "bits_mean": result.bits.mean(axis=1),
         "final_regret": result.final_regret,
         "counters": np.stack([result.counts[name] for name in COUNTERS]),
         "diameter": result.diameter,
         "max_degree": result.max_degree,
         "crash": result.crash,
+        "malicious": result.malicious.astype(np.int8),
     }
     meta = json.dumps(
         {
@@ -286,4 +288,5 @@ def _arrays_ok(config: Config, data: dict[str, np.ndarray]) -> bool:
         and data["diameter"].shape == (r,)
         and data["max_degree"].shape == (r,)
         and data["crash"].shape == (r, n)
+        and data["malicious"].shape == (r, n)
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.live.node import LiveNode
-from mamab.live.play import fleet, node_record, play, wire_spec
+from mamab.live.play import fleet, liars, node_record, play, wire_spec
 from mamab.live.roster import load_roster, load_secret
 from mamab.live.transport import ZmqTransport
 
@@ -27,11 +27,14 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
     if not 0 <= node_id < len(agents):
         raise ConfigError(f"--id {node_id} is not a node of the roster (0..{len(agents) - 1})")
     transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id])
-    node = LiveNode(agents[node_id], transport, wire_spec(config), sync=sync, timeout=timeout)
+    malicious, forge = liars(config, instance)
+    node = LiveNode(agents[node_id], transport, wire_spec(config), sync=sync, timeout=timeout,
+                    liars=forge)  # fmt: skip
     transport.wait_connected(timeout)  # start together: every neighbour is listening
     start = time.monotonic()
     try:
         regret = play(node, config, instance)
     finally:
         node.close()
-    return node_record(node, regret, run, time.monotonic() - start)
+    lies = node_id < config.agents and bool(malicious[node_id])
+    return node_record(node, regret, run, time.monotonic() - start, lies)

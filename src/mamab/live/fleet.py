@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from mamab.agents.registry import central_server
+from mamab.attacks import draw_malicious
+from mamab.cli_types import malicious_flag
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.live.play import wire_spec
@@ -40,6 +42,8 @@ def agent_command(config: Config, run: int, roster: Path, node: int, secret: Pat
         command += ["--edge-prob", repr(config.edge_prob)]
     if config.params.alpha is not None:
         command += ["--alpha", repr(config.params.alpha)]
+    if config.malicious:
+        command += ["--malicious", malicious_flag(config.malicious), "--attack", config.attack]
     return [*command, "--sync" if sync else "--async"]
 
 
@@ -90,8 +94,9 @@ def run_fleet(config: Config, run: int, *, sync: bool, timeout: float,
 def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> dict:
     """``summary.json`` of a live run: the schema of ``mamab run``'s, plus the network's numbers.
 
-    Nodes that stopped answering have null entries; ``final_regret_mean`` averages the agents
-    that finished, and ``stopped`` says which did not and when their neighbours noticed.
+    Nodes that stopped answering have null entries; ``final_regret_mean`` averages the honest
+    agents that finished, ``malicious_agents`` lists the liars (when there are), and ``stopped``
+    says which did not finish and when their neighbours noticed.
     """
     per_run = []
     for run, records in zip(config.run_ids, runs, strict=True):
@@ -100,7 +105,9 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
         def column(key: str, rows: list[dict | None] = agents) -> list:
             return [None if r is None else r[key] for r in rows]
 
-        finished = [r["final_regret"] for r in agents if r is not None]
+        finished = [r["final_regret"] for r in agents if r is not None and not r["malicious"]]
+        liars = [int(i) for i in np.flatnonzero(draw_malicious(
+            config.seed, run, config.agents, config.malicious)[0])]  # fmt: skip
         noticed: dict[int, int] = {}
         for record in records:
             for peer, step in (record or {}).get("silent", {}).items():
@@ -110,6 +117,7 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
             "run": run,
             "final_regret_per_agent": column("final_regret"),
             "final_regret_mean": float(np.mean(finished)) if finished else None,
+            **({"malicious_agents": liars} if liars else {}),
             "messages_sent_per_agent": column("messages_sent"),
             "bits_sent_per_agent": column("bits_sent"),
             "messages_received_per_agent": column("messages_received"),
@@ -141,11 +149,13 @@ def run_live(config: Config, *, sync: bool, timeout: float, progress=None) -> di
     flags = problem_config(config.algorithm, config.agents, config.arms, config.horizon,
                            config.seed, config.graph, config.edge_prob, config.reward,
                            config.sigma, config.params.alpha, runs=config.runs,
-                           first_run=config.first_run)  # fmt: skip
+                           first_run=config.first_run, malicious=config.malicious,
+                           attack=config.attack)  # fmt: skip
     if flags != config:
         raise ConfigError(
             "a live run passes its nodes only the problem flags of mamab run (algorithm, N, K, "
-            "T, seed, graph file or name, edge probability, reward, sigma, alpha); this "
+            "T, seed, graph file or name, edge probability, reward, sigma, alpha, malicious, "
+            "attack); this "
             "configuration sets other fields"
         )
     runs = []

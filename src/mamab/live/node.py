@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mamab.agents.base import Agent, Message
@@ -53,7 +54,8 @@ class LiveNode:
     """
 
     def __init__(self, agent: Agent, transport: Transport, spec: WireSpec, *, sync: bool = False,
-                 timeout: float = 30.0):  # fmt: skip
+                 timeout: float = 30.0,
+                 liars: Callable[[Message], Message] | None = None):  # fmt: skip
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.agent = agent
@@ -62,6 +64,7 @@ class LiveNode:
         self.sync = sync
         self.timeout = timeout
         self.counts = NodeCounts()
+        self.liars = liars  # rewrites what a malicious node sends (mamab.attacks.Liars)
         self._neighbours = frozenset(agent.neighbours)
         self._waiting_for = set(agent.neighbours)  # neighbours a sync round waits for
         self._finished: set[int] = set()  # neighbours that said goodbye
@@ -107,7 +110,7 @@ class LiveNode:
                 self.agent.tick()
             self._deliver_due(self.clock)
             for round_ in range(max(1, self.agent.rounds_after(self.clock))):
-                if not self._send_round(self.clock, round_, self.agent.outgoing(), markers=False):
+                if not self._send_round(self.clock, round_, self._outgoing(), markers=False):
                     break
 
     def close(self) -> None:
@@ -127,16 +130,21 @@ class LiveNode:
             self._take_arrived()
             self._deliver_due(step)
             for round_ in range(max(1, rounds)):  # replies to late messages go out too
-                self._send_round(step, round_, self.agent.outgoing(), markers=False)
+                self._send_round(step, round_, self._outgoing(), markers=False)
                 self._take_arrived()
                 self._deliver_due(step)
             return
         self._deliver_due(step - 1)  # frames of silent neighbours that came back: late
         for round_ in range(rounds):
-            self._send_round(step, round_, self.agent.outgoing(), markers=True)
+            self._send_round(step, round_, self._outgoing(), markers=True)
             frames = self._await_round(step, round_)
             for sender in sorted(frames):
                 self._deliver(frames[sender])
+
+    def _outgoing(self) -> list[Message]:
+        """The agent's messages of this round, as this node sends them (forged if it lies)."""
+        out = self.agent.outgoing()
+        return out if self.liars is None else [self.liars(m) for m in out]
 
     def _send_round(self, step: int, round_: int, out: list[Message], markers: bool) -> bool:
         """Send this round's messages, one frame per neighbour and stamp; True if there were any.

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+import numpy as np
+
 from mamab.agents import Agent, make_agents, network
+from mamab.attacks import Liars, liars_of
 from mamab.config import Config
 from mamab.instance import Instance, make_instance
 from mamab.live.node import LiveNode
@@ -23,6 +26,11 @@ def fleet(config: Config, run: int) -> tuple[Instance, list[Agent], Topology]:
     agents = make_agents(config.algorithm, instance.topology, config.arms, config.horizon,
                          config.params, instance.algorithm_rng(config.seed))  # fmt: skip
     return instance, agents, network(config.algorithm, instance.topology)
+
+
+def liars(config: Config, instance: Instance) -> tuple[np.ndarray, Liars | None]:
+    """(the run's malicious mask, how its liars forge), as the simulator draws them."""
+    return liars_of(config, instance.run, instance.problem.means)
 
 
 def wire_spec(config: Config) -> WireSpec:
@@ -53,7 +61,8 @@ def play(node: LiveNode, config: Config, instance: Instance) -> float:
     return float(regret)
 
 
-def node_record(node: LiveNode, regret: float, run: int, seconds: float) -> dict:
+def node_record(node: LiveNode, regret: float, run: int, seconds: float,
+                malicious: bool = False) -> dict:  # fmt: skip
     """What ``mamab agent`` writes as result.json: regret, counters, wire bytes, refusals."""
     counts = asdict(node.counts)
     stats = node.transport.stats
@@ -61,6 +70,7 @@ def node_record(node: LiveNode, regret: float, run: int, seconds: float) -> dict
         "agent": node.agent.agent_id,
         "run": run,
         "plays": node.agent.plays,
+        "malicious": malicious,
         "final_regret": regret,
         **{k: v for k, v in counts.items() if k not in ("refused_messages", "silent")},
         "wire_bytes_sent": stats.wire_bytes_sent,
@@ -79,4 +89,4 @@ def node_record(node: LiveNode, regret: float, run: int, seconds: float) -> dict
     }
 
 
-__all__ = ["fleet", "node_record", "play", "wire_spec"]
+__all__ = ["fleet", "liars", "node_record", "play", "wire_spec"]
