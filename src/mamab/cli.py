@@ -358,6 +358,10 @@ def frontier(results_dir: Path) -> None:
 
 
 @cli.command()
+@click.option("--preset", type=click.Choice(["paper", "malicious"]), default="paper",
+              show_default=True,
+              help="paper: the paper's evaluation; malicious: honest regret against the number "
+                   "of liars (docs/faults.md).")  # fmt: skip
 @click.option(
     "--quick", is_flag=True, help="Reduced preset (10 runs, T/5): under two minutes on two cores."
 )
@@ -383,17 +387,17 @@ def frontier(results_dir: Path) -> None:
 @click.option("--dpi", type=int, default=200, show_default=True, help="Resolution of PNG figures.")
 @click.option("--log-x", is_flag=True, help="Time on a log scale in regret figures.")
 @executor_options
-def reproduce(quick: bool, out: Path, jobs: int | None, bounds: bool, alpha: float | None,
+def reproduce(preset: str, quick: bool, out: Path, jobs: int | None, bounds: bool, alpha: float | None,
               formats: tuple[str, ...], dpi: int, log_x: bool, executor: str, scheduler: str | None,
               shared: bool) -> None:  # fmt: skip
-    """Rerun the paper's evaluation: figures, summary.csv and report.md in OUT."""
+    """Rerun the paper's evaluation (or another preset): figures, summary.csv, report.md in OUT."""
     from mamab.experiments import load_preset
     from mamab.experiments.reproduce import reproduce as run_reproduction
     from mamab.experiments.reproduce import with_alpha
     from mamab.plots import Style
 
     style = Style(formats=formats or ("png", "svg"), dpi=dpi, log_x=log_x)
-    spec = load_preset("paper-quick" if quick else "paper")
+    spec = load_preset(f"{preset}-quick" if quick else preset)
     if alpha is not None:
         spec = with_alpha(spec, alpha)  # a bad value is refused before any work
     runner = make_executor(executor, jobs, scheduler, shared)

@@ -289,8 +289,9 @@ def frontier_axis(ax, bits: list[float]) -> None:
     ax.yaxis.set_major_formatter(EngFormatter(sep=""))
 
 
-def loss_figure(results: list[ConfigResult], title: str):
-    """Median final regret per agent against the message-loss probability, with 95% bands."""
+def against_figure(results: list[ConfigResult], title: str, field: str, xlabel: str):
+    """Median final regret per (honest, surviving) agent against a configuration field, with 95%
+    bands: one line per strategy, one panel per setting."""
 
     def draw(ax, members: list[ConfigResult]) -> None:
         strategies: dict[tuple, list[ConfigResult]] = {}
@@ -298,24 +299,31 @@ def loss_figure(results: list[ConfigResult], title: str):
             strategies.setdefault(tuple(r.flat[k] for k in STRATEGY_FIELDS), []).append(r)
         heads = [group[0] for group in strategies.values()]
         for head, label, group in zip(heads, labels(heads), strategies.values(), strict=True):
-            series = sorted(group, key=lambda r: r.config["loss"])
-            q = [r.config["loss"] for r in series]
+            series = sorted(group, key=lambda r: r.config[field])
+            x = [r.config[field] for r in series]
             bands = [median_band(r.final_mean()) for r in series]
             (line,) = ax.plot(
-                q,
+                x,
                 [b[0] for b in bands],
                 marker="o",
                 label=label,
                 color=colour(head, heads),
                 linestyle=linestyle(head, heads),
             )
-            ax.fill_between(q, [b[1] for b in bands], [b[2] for b in bands], alpha=0.25,
+            ax.fill_between(x, [b[1] for b in bands], [b[2] for b in bands], alpha=0.25,
                             color=line.get_color(), linewidth=0)  # fmt: skip
 
-    return panel_figure(
-        results, title, "probability that a message is lost", "final regret per agent", draw,
-        exclude=("loss",),
-    )  # fmt: skip
+    return panel_figure(results, title, xlabel, "final regret per agent", draw, exclude=(field,))
+
+
+def loss_figure(results: list[ConfigResult], title: str):
+    """Median final regret per agent against the message-loss probability, with 95% bands."""
+    return against_figure(results, title, "loss", "probability that a message is lost")
+
+
+def malicious_figure(results: list[ConfigResult], title: str):
+    """Median final regret per honest agent against the number of malicious agents."""
+    return against_figure(results, title, "malicious", "malicious agents")
 
 
 def save(fig, path_stem: Path, style: Style | None = None) -> list[Path]:
@@ -349,8 +357,15 @@ def draw_all(
 
     for figure in dict.fromkeys(r.figure for r in results):
         members = [r for r in results if r.figure == figure]
-        if len({r.config.get("loss", 0.0) for r in members}) > 1:  # a loss sweep: regret against q
+        swept = varying(members, ("loss", "malicious"))
+        if "loss" in swept:  # a loss sweep: regret against q
             put(f"{figure}-loss", loss_figure(members, f"{figure}: regret under message loss"))
+            continue
+        if "malicious" in swept and all(
+            isinstance(r.config["malicious"], int) for r in members
+        ):  # a sweep of the number of liars
+            put(f"{figure}-malicious",
+                malicious_figure(members, f"{figure}: regret of honest agents among liars"))  # fmt: skip
             continue
         put(f"{figure}-regret", regret_figure(members, f"{figure}: regret", bounds=bounds,
                                               log_x=style.log_x))  # fmt: skip

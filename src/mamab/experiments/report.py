@@ -19,7 +19,7 @@ from mamab.experiments.aggregate import (
 from mamab.stats import median_band, median_ci_ranks
 
 #: What ``mamab.plots.draw_all`` draws per figure (file name: '<figure>-<kind>').
-FIGURE_KINDS = ("regret", "regret-no-demab", "bits", "frontier", "loss")
+FIGURE_KINDS = ("regret", "regret-no-demab", "bits", "frontier", "loss", "malicious")
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,8 @@ def render(
         "",
         notes,
         "",
-        f"Regret is the pseudo-regret of an average agent (mean over agents within a run). Lines are the "
+        f"Regret is the pseudo-regret of an average agent (mean over the honest agents that never crashed, "
+        f"within a run). Lines are the "
         f"median over {runs} runs; bands and brackets are the distribution-free 95% confidence interval "
         f"of the median from order statistics (ranks {lo} and {hi} of {runs}).",
     ]
@@ -246,7 +247,7 @@ def render(
                 shown = next((p for p in paths if p.suffix == ".png"), paths[0])
                 parts.append(f"![{key}]({shown.relative_to(out).as_posix()})")
         parts += ["", figure_table(members), ""]
-        if len({r.config.get("loss", 0.0) for r in members}) == 1:
+        if not varying(members, ("loss", "malicious")):
             parts += ["Regret–communication frontier:", "", *frontier_lines(members), ""]
         family = family_of(figure)
         rest = figures_in_order[figures_in_order.index(figure) + 1 :]

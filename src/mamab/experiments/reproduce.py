@@ -51,19 +51,43 @@ def reproduce(
         spec = with_alpha(spec, alpha)
     outcome = run_sweep(spec, out, executor=executor, jobs=jobs)
     figures = draw_all(outcome.results, out, bounds=bounds, style=style)
+    if spec.name.startswith("malicious"):
+        title, notes = (
+            "mamab: honest regret among malicious agents",
+            _malicious_notes(spec, outcome),
+        )
+    else:
+        title, notes = (
+            "mamab: reproduction of the paper's evaluation",
+            _paper_notes(spec, outcome, alpha),
+        )
+    text = render(outcome.results, figures, out, title, notes)
+    atomic_write(out / "report.md", lambda tmp: tmp.write_text(text))
+    return outcome
+
+
+def _run_line(spec: SweepSpec, outcome: SweepOutcome) -> str:
+    return (f"Preset `{spec.name}`: seed {spec.seed}, {spec.runs} runs per configuration, new arm "
+            f"means (U(0,1)) and a new graph every run. {outcome.tasks_run} tasks computed in "
+            f"{outcome.seconds:.0f} s, {outcome.tasks_skipped} reused.")  # fmt: skip
+
+
+def _paper_notes(spec: SweepSpec, outcome: SweepOutcome, alpha: float | None) -> str:
     stated = "the stated alpha = 2" if alpha is None else f"alpha = {alpha:g} (--alpha)"
-    notes = (
-        f"Preset `{spec.name}`: seed {spec.seed}, {spec.runs} runs per configuration, new arm means "
-        f"(U(0,1)) and a new graph every run. Paper: Agarwal, Aggarwal and Azizzadenesheli, Multi-Agent Multi-Armed Bandits with Limited Communication (JMLR 2022) "
-        f"(`shared/paper/`). {outcome.tasks_run} tasks computed in {outcome.seconds:.0f} s, "
-        f"{outcome.tasks_skipped} reused.\n\n"
+    return (
+        f"{_run_line(spec, outcome)} Paper: Agarwal, Aggarwal and Azizzadenesheli, Multi-Agent "
+        f"Multi-Armed Bandits with Limited Communication (JMLR 2022) (`shared/paper/`).\n\n"
         f"Three choices the paper leaves open are shown in each reading: the exploration constant "
         f"(figures 'complete' and 'sparse': {stated}; figures '…-alpha1': alpha = 1), DEMAB's "
         f"radius constant and best-arm rule, and relay's K'. The 'Fidelity' sections compare each "
         f"reading with the paper's figure axes and check the paper's claims under each."
     )  # fmt: skip
-    text = render(
-        outcome.results, figures, out, "mamab: reproduction of the paper's evaluation", notes
-    )
-    atomic_write(out / "report.md", lambda tmp: tmp.write_text(text))
-    return outcome
+
+
+def _malicious_notes(spec: SweepSpec, outcome: SweepOutcome) -> str:
+    return (
+        f"{_run_line(spec, outcome)} Liars are drawn anew every run among the N agents; they play "
+        f"and talk like peers but forge every recommendation they send (docs/faults.md). Regret is "
+        f"the mean over the honest agents. The robust variants block peers whose recommendations "
+        f"do not prove out (docs/algorithms/lcc-ucb-robust.md, docs/algorithms/gosine-robust.md)."
+    )  # fmt: skip

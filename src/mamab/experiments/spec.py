@@ -58,7 +58,7 @@ TOP_KEYS = {
     "experiments": list,
 }
 REQUIRED = ("algorithms", "agents", "horizon")  # and arms, unless means are given
-PRESETS = ("paper", "paper-quick")
+PRESETS = ("paper", "paper-quick", "malicious", "malicious-quick")
 MAX_CONFIGS = (
     100_000  # configurations per sweep: more is a typo, not a plan (checked before expanding)
 )
@@ -502,7 +502,8 @@ def load_spec(path: str | Path) -> SweepSpec:
 
 
 def load_preset(name: str) -> SweepSpec:
-    """A shipped preset: 'paper' (the paper's evaluation) or 'paper-quick' (reduced)."""
+    """A shipped preset: 'paper' (the paper's evaluation), 'malicious' (honest regret among
+    liars), or either's reduced '-quick' version."""
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     text = resources.files("mamab.experiments").joinpath(f"presets/{name}.toml").read_text()
