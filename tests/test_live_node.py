@@ -226,3 +226,37 @@ def test_frames_stamped_beyond_the_horizon_are_refused() -> None:
 
     attacked, nodes = live_in_threads(config, 0, before=attack)
     assert attacked == clean and nodes[0].counts.refused_messages == 1
+
+
+def test_a_stalled_neighbour_is_waited_for_again_once_it_catches_up() -> None:
+    """Node 2 stalls past the timeout once: it is marked silent, then re-admitted."""
+    import time
+
+    config = Config("full-communication", 3, 6, 300, seed=2, graph="complete")
+    instance, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(3)
+    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
+                      timeout=0.2) for a in agents]  # fmt: skip
+
+    def work(i: int) -> None:
+        node, problem = nodes[i], instance.problem
+        for step in range(config.horizon):
+            if i == 2 and step == 50:
+                time.sleep(0.6)  # longer than the timeout: the others stop waiting for it
+            if i != 2:
+                time.sleep(0.004)  # the others pace themselves: node 2 is back before they end
+            arm = node.select_arm()
+            node.observe(arm, problem.means[arm])
+        node.close()
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(t.is_alive() for t in threads), "a live node hung"
+    assert 2 in nodes[0].counts.silent and 2 in nodes[1].counts.silent  # noticed once
+    assert 2 in nodes[0]._waiting_for and 2 in nodes[1]._waiting_for  # and waited for again
+    assert all(node.counts.refused_messages == 0 for node in nodes)
+    received = nodes[0].counts.messages_received
+    assert received == 2 * config.horizon  # every sample of both neighbours arrived, late or not

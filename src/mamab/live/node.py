@@ -10,7 +10,8 @@ Two modes:
 - **sync**: in each round a node also sends an empty frame to every other neighbour and waits
   (up to ``timeout`` seconds) for one frame from each neighbour. Nodes then see exactly what the
   simulator's synchronous rounds deliver, so results equal the simulator's. A neighbour that
-  stays silent past the timeout is marked silent from that step on and no longer waited for.
+  stays silent past the timeout is marked silent from that step on and no longer waited for,
+  until a frame from it shows it is back (its frames stamped in the past are late ones).
 - **async** (default): a node never waits. Frames stamped in its future (a faster neighbour)
   are held until its clock gets there; frames from its past follow the algorithm's late-message
   rule (docs/faults.md).
@@ -227,6 +228,8 @@ class LiveNode:
         if frame.round == BYE_ROUND:
             self._finished.add(frame.sender)
             return True, None
+        if self.sync and frame.sender not in self._waiting_for:
+            self._waiting_for.add(frame.sender)  # a silent neighbour is back: wait for it again
         return True, frame
 
     def _refuse(self) -> None:
