@@ -92,3 +92,32 @@ def test_report_claims_recomputed_from_summary(quick):
         _claim_row(report, "complete graph", "DEMAB has higher regret than no communication")
         == demab
     )
+
+
+def test_the_malicious_preset_draws_regret_against_the_number_of_liars(tmp_path):
+    """The preset, shrunk (T = 2000, 3 runs): one panel per attack, every algorithm a line."""
+    import tomllib
+    from importlib import resources
+
+    from mamab.experiments.reproduce import reproduce
+    from mamab.experiments.spec import parse_spec
+
+    text = resources.files("mamab.experiments").joinpath("presets/malicious-quick.toml").read_text()
+    data = tomllib.loads(text)
+    data.update(runs=3, runs_per_task=3)
+    data["experiments"][0]["horizon"] = 2000
+    outcome = reproduce(parse_spec(data, "test"), tmp_path, jobs=1)
+    algorithms = data["experiments"][0]["algorithms"]
+    assert {"lcc-ucb-robust", "gosine-robust", "no-communication"} <= set(algorithms)
+    rows = outcome.summary
+    assert len(rows) == len(algorithms) * 6 * 3  # m = 0..5, three attacks
+    assert {r["malicious"] for r in rows} == {str(m) for m in range(6)}
+    report = (tmp_path / "report.md").read_text()
+    assert "figures/malicious-malicious.png" in report and "honest agents" in report
+    assert (tmp_path / "figures" / "malicious-malicious.svg").is_file()
+
+
+def test_an_unknown_preset_is_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mamab", "reproduce", "--preset", "nope",
+                           "--out", str(tmp_path)], capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 2 and "nope" in proc.stderr and "Traceback" not in proc.stderr
