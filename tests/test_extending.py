@@ -119,7 +119,7 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
         assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
         outputs[args[1]] = done
     listing = outputs["algorithms"].stdout
-    assert re.search(r"^eps-greedy +reference +no +epsilon-greedy", listing, re.M)
+    assert re.search(r"^eps-greedy +reference +no +yes +no +epsilon-greedy", listing, re.M)
     assert "mamab-eps-greedy 0.1.0" in listing
     run = outputs["run"]
     assert re.search(r"^eps-greedy +\d", run.stdout, re.M)

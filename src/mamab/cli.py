@@ -448,16 +448,18 @@ def warmup() -> None:
 
 @cli.command()
 def algorithms() -> None:
-    """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it."""
+    """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it, whether
+    it takes faults (loss, delay, crashes) and liars (--malicious)."""
     from mamab.agents.registry import algorithms as every_algorithm
 
     found, broken = every_algorithm()
     width = max(len(a.name) for a in found)
-    click.echo(f"{'algorithm':<{width}}  {'engine':<9}  {'live':<4}  description")
+    click.echo(f"{'algorithm':<{width}}  {'engine':<9}  live  faults  liars  description")
     for a in found:
         engine = "fast" if a.fast else "reference"
         where = "" if a.source == "built-in" else f" [{a.source}]"
-        click.echo(f"{a.name:<{width}}  {engine:<9}  {'yes' if a.wire else 'no':<4}  "
+        live, faults, liars = ("yes" if flag else "no" for flag in (a.wire, a.faults, a.forge))
+        click.echo(f"{a.name:<{width}}  {engine:<9}  {live:<4}  {faults:<6}  {liars:<5}  "
                    f"{a.description}{where}")  # fmt: skip
     for line in broken:
         click.echo(f"mamab: {line}", err=True)
