@@ -3,8 +3,10 @@
 import contextlib
 import unittest
 
+import networkx as nx
 import numpy as np
 
+from mamab import topology as topo
 from mamab.agents import AlgorithmParams, make_agents
 from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
 from mamab.agents.lcc import LccUcbAgent
@@ -80,6 +82,21 @@ class TestDducbOneArmPerStage(TestDducb):
         return make_agents(
             "dducb", topology, n_arms, horizon, AlgorithmParams(dducb_index="per-stage")
         )
+
+
+class TestUcbNetwork(_ByName, unittest.TestCase):
+    algorithm = "ucb-network"
+
+    def graphs(self):  # followers with one and with two leader neighbours, an isolated leader
+        return [*super().graphs(), topo.line(5), topo.ring(7), topo.Topology.from_networkx(
+            nx.empty_graph(2))]  # fmt: skip
+
+    def malformed_payloads(self, message, n_arms):
+        tag = message.payload[0]
+        other = ("arm", 0) if tag == "sample" else ("sample", 0, 0.5)  # the wrong role's kind
+        return ["junk", (0, 0.5), ("sample", n_arms, 0.5), ("sample", 0, float("nan")),
+                ("sample", -1, 0.5), ("arm", n_arms), ("arm", "1"), ("arm",), ("pull", 0),
+                ("arm", 0, 1.0), (tag,), other]  # fmt: skip
 
 
 class TestDemab(_ByName, unittest.TestCase):

@@ -17,7 +17,7 @@ def configs(draw, algorithm: str) -> Config:
     low = n if algorithm in SPLITS_ARMS else 1
     k = draw(st.integers(low, max(low, 40)))
     reward = draw(st.sampled_from(["bernoulli", "gaussian"]))
-    faults = supports_faults(algorithm)  # DDUCB refuses every fault model (docs/faults.md)
+    faults = supports_faults(algorithm)  # dducb, ucb-network refuse faults (docs/faults.md)
     params = AlgorithmParams(
         alpha=draw(st.sampled_from([0.5, 2.0, 4.0])),
         demab_radius=draw(st.sampled_from([None, 0.5, 8.0, 32.0])),
@@ -82,6 +82,7 @@ test_demab = _property("demab")
 test_gosine = _property("gosine")
 test_coop_ucb2 = _property("coop-ucb2")
 test_dducb = _property("dducb")
+test_ucb_network = _property("ucb-network")
 
 
 def test_every_algorithm_is_covered():
@@ -96,7 +97,7 @@ def test_every_algorithm_is_covered():
 def test_long_horizon_crosses_chunks_and_lazy_blocks():
     # T > the 4096-step noise chunk, late enough for long candidate blocks; paper-like shape.
     for algorithm in ("lcc-ucb", "no-communication", "full-communication", "demab", "gosine",
-                      "dducb"):  # fmt: skip
+                      "dducb", "ucb-network"):  # fmt: skip
         assert_identical(Config(algorithm, agents=5, arms=60, horizon=12_000, seed=3))
 
 

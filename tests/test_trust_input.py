@@ -21,6 +21,7 @@ from procs import alive, children
 from mamab import cli, resources
 from mamab import topology as topo
 from mamab.agents import ALGORITHMS, AlgorithmParams
+from mamab.agents.registry import supports_faults
 from mamab.cli import main
 from mamab.config import Config
 from mamab.errors import ConfigError
@@ -285,9 +286,9 @@ def test_smaller_noise_blocks_for_many_agents_change_nothing(algorithm, monkeypa
     """Blocks shrink for large N (a 4096-step block of N = 10^5 is 3 GiB): results are the same."""
     import mamab.problem
 
-    faults = {} if algorithm == "dducb" else dict(crash_rate=0.002, recover_after=50, loss=0.1,
-                                                  delay=0.1)  # dducb refuses faults  # fmt: skip
-    graph = "ring" if algorithm == "dducb" else "complete"
+    refuses = not supports_faults(algorithm)  # dducb, ucb-network
+    faults = {} if refuses else dict(crash_rate=0.002, recover_after=50, loss=0.1, delay=0.1)
+    graph = "ring" if refuses else "complete"
     config = Config(algorithm, agents=4, arms=8, horizon=700, runs=1, graph=graph, **faults)
     whole = simulate(config, trace=True)
     monkeypatch.setattr(mamab.problem, "MAX_CHUNK_VALUES", 4 * 37)  # 37-step blocks

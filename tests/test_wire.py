@@ -171,6 +171,9 @@ REAL = [  # algorithm, graph, K, T, kinds that must be seen (ALL: every kind of 
     ("dducb", topo.complete(2), 1, 60, ALL),  # K = 1: gossip from step 2
     ("dducb", topo.ring(4), 3, 150, ALL),
     ("dducb", topo.star(5), 16, 100, ALL),
+    ("ucb-network", topo.complete(2), 1, 60, ALL),  # K = 1: 1-bit arms, 65-bit samples
+    ("ucb-network", topo.ring(5), 3, 150, ALL),  # leaders 0 and 2 are neighbours of 1
+    ("ucb-network", topo.star(5), 16, 100, ALL),
     ("gosine", topo.ring(2), 2, 400, ALL),
     ("gosine", topo.complete(3), 8, 1000, ALL),
     ("gosine", topo.star(4), 32, 1000, ALL),
@@ -444,6 +447,8 @@ FORMS = {  # (algorithm, kind code): (tag, form, direction), straight from the s
     ("full-communication", 0): (None, "sample", None),
     ("coop-ucb2", 0): (None, "estimates", None),
     ("dducb", 0): (None, "estimates", None),
+    ("ucb-network", 0): ("sample", "sample", None),
+    ("ucb-network", 1): ("arm", "arm", None),
     ("gosine", 0): ("pull", "signal", None),
     ("gosine", 1): ("arm", "arm", None),
     ("demab", 0): ("report", "sample", "up"),

@@ -195,6 +195,11 @@ def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, floa
     elif algo == "dducb":  # 12 (N, K) arrays; C mixing rounds of 2K values per edge and step
         bytes_ = n * k * 12 * 8 + 2 * shape.edges
         ns = 20 + 1.3 * k * (mean_degree + 1)
+    elif algo == "ucb-network":  # leaders run UCB on all K; a dominating set is roughly
+        # N·(1 + ln(d+1))/(d+1) nodes (d: degree); memory: at most N leaders
+        lead = min(1.0, (1 + math.log(mean_degree + 1)) / (mean_degree + 1))
+        bytes_ = n * k * STATE_BYTES + 8 * 2 * shape.edges
+        ns = 10 + lead * (1.5 * k + 10 * mean_degree)  # a full scan of K: no lazy argmax
     else:  # demab
         bytes_ = n * block * 24 + 64 * n
         ns = 20 + 0.7 * block

@@ -28,6 +28,7 @@ from mamab.agents.registry import (
     unregister_algorithm,
 )
 from mamab.agents.ucb import UCB
+from mamab.agents.ucb_network import UcbNetworkAgent
 
 __all__ = [
     "ALGORITHMS",
@@ -47,6 +48,7 @@ __all__ = [
     "NoCommunicationAgent",
     "ReferenceEngineWarning",
     "RelayAgent",
+    "UcbNetworkAgent",
     "algorithm_metadata",
     "alpha_of",
     "check_algorithm",

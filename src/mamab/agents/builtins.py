@@ -13,6 +13,7 @@ from mamab.agents.gosine import GosineAgent, forge_reply
 from mamab.agents.lcc import LccUcbAgent, RelayAgent, forge_own_pair, forge_recommendation
 from mamab.agents.params import AlgorithmParams
 from mamab.agents.registry import alpha_of, check_topology, register_algorithm
+from mamab.agents.ucb_network import UcbNetworkAgent, leader_of
 from mamab.demab_schedule import draw_permutation, initial_split
 from mamab.gosine_schedule import draw_partners
 from mamab.gosine_schedule import initial_sets as gosine_sets
@@ -137,6 +138,16 @@ def make_dducb(topology: Topology, n_arms: int, horizon: int, params: AlgorithmP
     ]  # fmt: skip
 
 
+def make_ucb_network(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+                     rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    leaders = leader_of(topology.neighbours)
+    alpha = alpha_of("ucb-network", params)
+    return [
+        UcbNetworkAgent(i, n_arms, horizon, topology.neighbours[i], leaders, alpha)
+        for i in range(topology.n_agents)
+    ]
+
+
 _BUILT_IN = dict(fast=True, wire=True, parameters=(), source="built-in")
 #: name -> (make, metadata); the order is the order algorithms are listed in.
 BUILTINS: dict[str, tuple] = {
@@ -164,6 +175,10 @@ BUILTINS: dict[str, tuple] = {
     "dducb": (make_dducb, dict(
         needs_connected=True, default_alpha=4.0, faults=False,
         description="DDUCB (Martínez-Rubio et al. 2019): accelerated gossip of sums and counts")),
+    "ucb-network": (make_ucb_network, dict(
+        default_alpha=2.0, faults=False,
+        description="UCB-Network / FYL (Kolla et al. 2018): leaders of a dominating set play UCB, "
+                    "followers copy them")),
 }  # fmt: skip
 
 
