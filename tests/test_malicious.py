@@ -86,7 +86,7 @@ def test_bad_malicious_values_are_refused(bad, says) -> None:
 def test_unknown_attacks_and_algorithms_without_liars_are_refused() -> None:
     with pytest.raises(ConfigError, match="attack must be one of"):
         Config("lcc-ucb", 5, 10, 100, malicious=1, attack="loud")
-    for algorithm in ("demab", "full-communication", "coop-ucb2", "dducb"):
+    for algorithm in ("demab", "full-communication", "coop-ucb2", "dducb", "ucb-network"):
         assert not can_lie(algorithm)
         with pytest.raises(ConfigError, match="no model of malicious agents"):
             Config(algorithm, 5, 10, 100, malicious=1)

@@ -1,6 +1,6 @@
 """Online agents, one per algorithm, behind one small protocol (:class:`Agent`).
 
-Algorithms are looked up in the registry (:mod:`mamab.agents.registry`): the nine built-ins
+Algorithms are looked up in the registry (:mod:`mamab.agents.registry`): the built-ins
 and any plugin registered with :func:`register_algorithm` or installed as an entry point.
 """
 

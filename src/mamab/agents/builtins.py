@@ -1,4 +1,4 @@
-"""The nine built-in algorithms: one ``make`` each, registered like any plugin."""
+"""The built-in algorithms: one ``make`` each, registered like any plugin."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The algorithm registry: every algorithm is a name, a factory of agents and a little metadata.
 
-The nine built-in algorithms and third-party ones come in through the same door,
+The built-in algorithms and third-party ones come in through the same door,
 :func:`register_algorithm`. An installed package can also declare its algorithms as entry points
 of the group ``mamab.algorithms`` (entry-point name = algorithm name, object = its ``make``);
 those are imported only when a name is looked up that is not registered yet, or when every
