@@ -74,6 +74,7 @@ ALGORITHM_IDS: dict[str, int] = {
     "gosine": 7,
     "coop-ucb2": 8,
     "dducb": 9,
+    "gosine-robust": 12,
 }
 """Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
 
@@ -504,6 +505,7 @@ KINDS: dict[str, tuple[Kind, ...]] = {
     "gosine": (Kind(0, "pull", _SIGNAL), Kind(1, "arm", _ARM)),
     "coop-ucb2": (Kind(0, None, _ESTIMATES),),
     "dducb": (Kind(0, None, _ITERATES),),
+    "gosine-robust": (Kind(0, "pull", _SIGNAL), Kind(1, "arm", _ARM)),
 }
 """The message kinds of each algorithm, by code."""
 
