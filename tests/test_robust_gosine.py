@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mamab import AlgorithmParams, Config, simulate
+from mamab.agents import GosineRobustAgent
 from mamab.agents.base import Message
-from mamab.agents.gosine import GosineRobustAgent
 from mamab.errors import ConfigError
 from mamab.gosine_schedule import block_ends
 
@@ -65,6 +65,18 @@ def test_a_liars_forged_reply_reaches_its_requester(engine):
     assert not (honest.arms[0, :, 0] == 19).any()
     first = int(np.argmax(lying.arms[0, :, 0] == 19))
     assert lying.arms[0, first, 0] == 19 and first < 20  # inserted at the first phase end
+
+
+@pytest.mark.parametrize("attack", ["worst", "random", "best-second", "truthful"])
+def test_engines_agree_with_liars_blocks_and_every_fault(attack):
+    from test_engines_agree import assert_identical
+
+    kw = dict(agents=8, arms=24, horizon=3000, runs=2, seed=9, graph="erdos-renyi", loss=0.2,
+              delay=0.3, crash_rate=0.0005, recover_after=50, malicious=3, attack=attack)  # fmt: skip
+    assert_identical(Config("gosine-robust", **kw))
+    robust = simulate(Config("gosine-robust", **kw), trace=True, jobs=1)
+    plain = simulate(Config("gosine", **kw), trace=True, jobs=1)
+    assert not np.array_equal(robust.arms, plain.arms)  # blocks happened and changed the run
 
 
 # -- gosine-robust's blocking, hand-fed ------------------------------------------------------
