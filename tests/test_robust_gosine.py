@@ -79,6 +79,13 @@ def test_engines_agree_with_liars_blocks_and_every_fault(attack):
     assert not np.array_equal(robust.arms, plain.arms)  # blocks happened and changed the run
 
 
+def test_engines_agree_across_noise_chunks_with_liars():
+    from test_engines_agree import assert_identical
+
+    assert_identical(Config("gosine-robust", agents=5, arms=40, horizon=12_000, seed=3,
+                            malicious=2, attack="random"))  # fmt: skip
+
+
 # -- gosine-robust's blocking, hand-fed ------------------------------------------------------
 
 
