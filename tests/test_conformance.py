@@ -55,6 +55,10 @@ class TestGosine(_ByName, unittest.TestCase):
         return ["junk", ("pull", 1), ("arm",), ("arm", n_arms), ("arm", -1), ("arm", "3"), 5]
 
 
+class TestGosineRobust(TestGosine):
+    algorithm = "gosine-robust"
+
+
 class TestCoopUcb2(_ByName, unittest.TestCase):
     algorithm = "coop-ucb2"
     horizon = 150

@@ -23,6 +23,7 @@ def configs(draw, algorithm: str) -> Config:
         demab_radius=draw(st.sampled_from([None, 0.5, 8.0, 32.0])),
         demab_best_arm=draw(st.sampled_from(["shared", "own"])),
         relay_k_prime=draw(st.sampled_from(["agents", "degree"])),
+        block_exponent=draw(st.sampled_from([2.0, 1.01, 1.5, 3.0])),
     )
     if algorithm == "dducb":
         params = AlgorithmParams(alpha=params.alpha, dducb_index=draw(st.sampled_from(["every-step", "per-stage"])),
@@ -45,7 +46,9 @@ def configs(draw, algorithm: str) -> Config:
         delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])) if faults else 0.0,
         crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])) if faults else 0.0,
         recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])) if faults else 0,
-        malicious=draw(st.sampled_from([0, 0, 1, n - 1, n // 2]) if liars else st.just(0)),
+        malicious=draw(
+            st.sampled_from([0, 0, min(1, n - 1), n - 1, n // 2]) if liars else st.just(0)
+        ),
         attack=draw(st.sampled_from(ATTACKS)),
     )
 
@@ -80,6 +83,7 @@ test_no_communication = _property("no-communication")
 test_full_communication = _property("full-communication")
 test_demab = _property("demab")
 test_gosine = _property("gosine")
+test_gosine_robust = _property("gosine-robust")
 test_coop_ucb2 = _property("coop-ucb2")
 test_dducb = _property("dducb")
 test_ucb_network = _property("ucb-network")

@@ -29,7 +29,8 @@ from mamab.stats import median_band
 SMALL = {  # algorithm -> graph
     "lcc-ucb": "complete", "lcc-ucb-graph": "ring", "lcc-ucb-relay": "line",
     "no-communication": "complete", "full-communication": "complete", "demab": "complete",
-    "gosine": "ring", "coop-ucb2": "ring", "dducb": "ring", "ucb-network": "ring",
+    "gosine": "ring", "gosine-robust": "ring", "coop-ucb2": "ring", "dducb": "ring",
+    "ucb-network": "ring",
 }  # fmt: skip
 
 

@@ -80,7 +80,7 @@ def test_builtins_register_through_the_same_door():
     for name in ALGORITHMS:
         info = registry.lookup(name)
         assert info.fast and info.wire and info.source == "built-in"
-        assert info.default_alpha == (4.0 if name in ("gosine", "dducb") else 2.0)
+        assert info.default_alpha == (4.0 if name in ("gosine", "gosine-robust", "dducb") else 2.0)
     assert {n for n in ALGORITHMS if registry.lookup(n).needs_connected} == {
         "lcc-ucb-graph",
         "lcc-ucb-relay",

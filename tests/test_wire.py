@@ -177,6 +177,7 @@ REAL = [  # algorithm, graph, K, T, kinds that must be seen (ALL: every kind of 
     ("gosine", topo.ring(2), 2, 400, ALL),
     ("gosine", topo.complete(3), 8, 1000, ALL),
     ("gosine", topo.star(4), 32, 1000, ALL),
+    ("gosine-robust", topo.complete(3), 8, 1000, ALL),
     ("demab", topo.complete(1), 1, 200, ()),  # N = 1, K = 1: stage one covers the horizon
     ("demab", topo.complete(3), 9, 2000, (0, 1, 3)),  # report, count, best
 ]
@@ -439,7 +440,7 @@ def test_encoder_refuses_messages_that_do_not_belong(spec, frame, words):
 
 # -- properties ----------------------------------------------------------------------------
 
-SPLITS = {"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "demab", "gosine"}  # need K >= N
+SPLITS = {"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "demab", "gosine", "gosine-robust"}  # K >= N
 FORMS = {  # (algorithm, kind code): (tag, form, direction), straight from the simulator's counts
     ("lcc-ucb", 0): (None, "arm", None),
     ("lcc-ucb-graph", 0): (None, "arm", None),
@@ -451,6 +452,8 @@ FORMS = {  # (algorithm, kind code): (tag, form, direction), straight from the s
     ("ucb-network", 1): ("arm", "arm", None),
     ("gosine", 0): ("pull", "signal", None),
     ("gosine", 1): ("arm", "arm", None),
+    ("gosine-robust", 0): ("pull", "signal", None),
+    ("gosine-robust", 1): ("arm", "arm", None),
     ("demab", 0): ("report", "sample", "up"),
     ("demab", 1): ("count", "count", "up"),
     ("demab", 2): ("arms", "arm list", "up"),

@@ -14,7 +14,7 @@ import click
 from mamab.errors import ConfigError
 
 BUILT_IN = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
-            "full-communication", "demab", "gosine", "coop-ucb2", "dducb",
+            "full-communication", "demab", "gosine", "gosine-robust", "coop-ucb2", "dducb",
             "ucb-network")  # fmt: skip
 """``mamab.ALGORITHMS``, spelled out so that checking a flag imports nothing (tested equal)."""
 
@@ -73,7 +73,7 @@ def parse_param(text: str) -> tuple[str, bool | int | float | str]:
 
 ALGORITHM_HELP = (
     "Algorithm every agent runs: lcc-ucb, lcc-ucb-graph, lcc-ucb-relay, no-communication, "
-    "full-communication, demab, gosine, coop-ucb2, dducb, ucb-network, or a plugin "
+    "full-communication, demab, gosine, gosine-robust, coop-ucb2, dducb, ucb-network, or a plugin "
     "(`mamab algorithms` lists them)."
 )
 ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)

@@ -20,6 +20,21 @@ def phase_ends(horizon: int, exponent: float = 3.0) -> np.ndarray:
     return np.array(ends, dtype=np.int64)
 
 
+def block_ends(phases: int, exponent: float) -> np.ndarray:
+    """ceil(j^exponent) for the phases j = 1..phases, capped at phases + 1 (= never unblocked).
+
+    Entry j - 1 is the phase until which gosine-robust blocks a neighbour judged at the end of
+    phase j; the cap keeps it an integer whatever the exponent and changes no decision.
+    """
+    cap = phases + 1
+    out = np.full(phases, cap, dtype=np.int64)
+    for j in range(1, phases + 1):
+        if exponent * math.log(j) >= math.log(cap):
+            break  # j^exponent >= cap from here on
+        out[j - 1] = min(cap, math.ceil(j**exponent))
+    return out
+
+
 def initial_sets(agent: int, n_arms: int, n_agents: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(sticky, non-sticky): S_n, and the (up to) two arms that follow the block, mod K."""
     sticky = initial_block(agent, n_arms, n_agents)

@@ -70,6 +70,7 @@ COLOURS = {
     "coop-ucb2": "tab:olive",
     "dducb": "tab:pink",
     "ucb-network": "tab:gray",
+    "gosine-robust": "sienna",
 }
 
 

@@ -186,7 +186,7 @@ def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, floa
         late = 40 * max(1, shape.diameter) * 2 * shape.edges
         bytes_ = n * slots * STATE_BYTES + 11 * n * n + late  # known/fresh/next + held pairs
         ns = 20 + 0.7 * slots
-    elif algo == "gosine":
+    elif algo in ("gosine", "gosine-robust"):  # gosine-robust: + blocks per edge, negligible
         bytes_ = n * k * 56
         ns = 20 + 0.7 * (block + 2)
     elif algo == "coop-ucb2":

@@ -75,6 +75,7 @@ ALGORITHM_IDS: dict[str, int] = {
     "coop-ucb2": 8,
     "dducb": 9,
     "ucb-network": 10,
+    "gosine-robust": 12,
 }
 """Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
 
@@ -506,6 +507,7 @@ KINDS: dict[str, tuple[Kind, ...]] = {
     "coop-ucb2": (Kind(0, None, _ESTIMATES),),
     "dducb": (Kind(0, None, _ITERATES),),
     "ucb-network": (Kind(0, "sample", _SAMPLE), Kind(1, "arm", _ARM)),
+    "gosine-robust": (Kind(0, "pull", _SIGNAL), Kind(1, "arm", _ARM)),
 }
 """The message kinds of each algorithm, by code."""
 

@@ -11,7 +11,7 @@ from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
 from mamab.agents.builtins import BUILTINS, lcc_shape
 from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.dducb import DducbAgent
-from mamab.agents.gosine import GosineAgent
+from mamab.agents.gosine import GosineAgent, GosineRobustAgent
 from mamab.agents.lcc import LccUcbAgent, RelayAgent
 from mamab.agents.params import DEMAB_BEST_ARM, RELAY_K_PRIME, AlgorithmParams
 from mamab.agents.registry import (
@@ -43,6 +43,7 @@ __all__ = [
     "DducbAgent",
     "FullCommunicationAgent",
     "GosineAgent",
+    "GosineRobustAgent",
     "LccUcbAgent",
     "Message",
     "NoCommunicationAgent",

@@ -9,7 +9,7 @@ from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent,
 from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.dducb import DducbAgent, mixing_plan
 from mamab.agents.demab import DemabAgent, DemabServer
-from mamab.agents.gosine import GosineAgent, forge_reply
+from mamab.agents.gosine import GosineAgent, GosineRobustAgent, forge_reply
 from mamab.agents.lcc import LccUcbAgent, RelayAgent, forge_own_pair, forge_recommendation
 from mamab.agents.params import AlgorithmParams
 from mamab.agents.registry import alpha_of, check_topology, register_algorithm
@@ -115,6 +115,19 @@ def make_gosine(topology: Topology, n_arms: int, horizon: int, params: Algorithm
     ]  # fmt: skip
 
 
+def make_gosine_robust(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+                       rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    """GosInE's agents with blocking: the same partner draws and initial sets as gosine."""
+    n = topology.n_agents
+    draws = draw_partners(rng, len(gosine_phase_ends(horizon, params.gossip_exponent)), n)
+    alpha = alpha_of("gosine-robust", params)
+    return [
+        GosineRobustAgent(i, n_arms, horizon, topology.neighbours[i], *gosine_sets(i, n_arms, n),
+                          draws[:, i], alpha, params.gossip_exponent, params.block_exponent)
+        for i in range(n)
+    ]  # fmt: skip
+
+
 def make_coop(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
               rng: np.random.Generator) -> list[Agent]:  # fmt: skip
     n = topology.n_agents
@@ -170,6 +183,9 @@ BUILTINS: dict[str, tuple] = {
     "gosine": (make_gosine, dict(
         splits_arms=True, default_alpha=4.0, forge=forge_reply,
         description="GosInE (Chawla et al. 2020): gossip insert-eliminate")),
+    "gosine-robust": (make_gosine_robust, dict(
+        splits_arms=True, default_alpha=4.0, forge=forge_reply,
+        description="GosInE with blocking of bad recommenders (Vial et al. 2021)")),
     "coop-ucb2": (make_coop, dict(
         default_alpha=2.0, description="coop-UCB2 (Landgren et al.): running consensus")),
     "dducb": (make_dducb, dict(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from mamab.agents.base import Agent, Message
 from mamab.agents.ucb import UCB
 from mamab.errors import InvalidMessage
-from mamab.gosine_schedule import partner, phase_ends
+from mamab.gosine_schedule import block_ends, partner, phase_ends
 from mamab.schedule import index_bits, is_listed
 
 REQUEST_BITS = 1
@@ -71,11 +71,20 @@ class GosineAgent(Agent):
         if self.phase < len(self.ends) and self.clock == self.ends[self.phase]:
             self.listening = True
             self._asked = None
-            if self.neighbours:
-                asked = self.neighbours[partner(self.draws[self.phase], len(self.neighbours))]
-                self._outbox = [self._message(asked, ("pull",), REQUEST_BITS)]
-                self._asked = asked
+            self._end_phase()
             self.phase += 1
+
+    def _end_phase(self) -> None:
+        """Ask a neighbour drawn uniformly among those :meth:`_askable` for its best arm."""
+        choices = self._askable()
+        if choices:
+            asked = choices[partner(self.draws[self.phase], len(choices))]
+            self._outbox = [self._message(asked, ("pull",), REQUEST_BITS)]
+            self._asked = asked
+
+    def _askable(self) -> tuple[int, ...]:
+        """The neighbours it may ask at this phase end: all of them."""
+        return self.neighbours
 
     def most_played(self) -> int:
         """This phase's most-played arm; the lowest index on ties."""
@@ -109,7 +118,11 @@ class GosineAgent(Agent):
         if kind == "pull":
             self._requests.append(int(message.sender))
         else:
-            self._insert(arm)
+            self._take_reply(int(message.sender), arm)
+
+    def _take_reply(self, sender: int, arm: int) -> None:
+        """The asked neighbour's recommendation, on time: insert it."""
+        self._insert(arm)
 
     def _insert(self, arm: int) -> None:
         """Replace the less-played non-sticky arm of the phase (the higher index on ties)."""
@@ -117,6 +130,58 @@ class GosineAgent(Agent):
             return
         out = max(self.non_sticky, key=lambda a: (-self.played.get(a, 0), a))
         self.non_sticky[self.non_sticky.index(out)] = arm
+
+
+class GosineRobustAgent(GosineAgent):
+    """GosInE with Vial, Shakkottai and Srikant's blocking (MobiHoc 2021): gosine-robust.
+
+    At the end of phase j the agent first judges the neighbour whose reply arrived at the end of
+    phase j - 1: if the arm it recommended is not the agent's most-played arm of phase j, that
+    neighbour is blocked until phase ceil(j^block_exponent) (blocked while j < that phase). Then
+    it asks a neighbour drawn with GosInE's per-phase uniform among the unblocked ones (nobody
+    when all are blocked). The reply is inserted by GosInE's rule and remembered to be judged
+    at the next phase end, even when its arm was already in the set.
+    """
+
+    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...],
+                 sticky: tuple[int, ...], non_sticky: tuple[int, ...], draws, alpha: float = 4.0,
+                 exponent: float = 3.0, block_exponent: float = 2.0):  # fmt: skip
+        super().__init__(agent_id, n_arms, horizon, neighbours, sticky, non_sticky, draws, alpha,
+                         exponent)  # fmt: skip
+        self.block_exponent = block_exponent
+        self.block_ends = tuple(block_ends(len(self.ends), block_exponent).tolist())
+        self.blocked_until: dict[int, int] = {}  # neighbour -> the phase its block ends
+        self.recommendation: tuple[int, int] | None = None  # (neighbour, arm) to judge
+
+    def reset(self, done_steps: int) -> None:
+        """GosInE's reset, and no blocks, no recommendation to judge."""
+        super().reset(done_steps)
+        self.blocked_until = {}
+        self.recommendation = None
+
+    def blocked(self, neighbour: int, phase: int) -> bool:
+        """Whether ``neighbour`` is blocked at the end of phase ``phase`` (1-based)."""
+        return phase < self.blocked_until.get(neighbour, 0)
+
+    def _end_phase(self) -> None:
+        """Judge the last recommendation, then ask an unblocked neighbour."""
+        j = self.phase + 1  # the phase just ended
+        if self.recommendation is not None:
+            sender, arm = self.recommendation
+            if self.most_played() != arm:
+                until = max(self.blocked_until.get(sender, 0), self.block_ends[j - 1])
+                self.blocked_until[sender] = until
+        self.recommendation = None
+        super()._end_phase()
+
+    def _askable(self) -> tuple[int, ...]:
+        """The neighbours not blocked at this phase end, in neighbour order."""
+        return tuple(v for v in self.neighbours if not self.blocked(v, self.phase + 1))
+
+    def _take_reply(self, sender: int, arm: int) -> None:
+        """Insert it (GosInE) and remember who recommended what, to judge it next phase end."""
+        self._insert(arm)
+        self.recommendation = (sender, arm)
 
 
 def forge_reply(payload: tuple, arm: int, sender: int) -> tuple:

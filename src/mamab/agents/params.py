@@ -52,6 +52,7 @@ class AlgorithmParams:
     relay_k_prime: str = "agents"  # lcc-ucb-relay: K' = ceil(K/N) + N-1 or + K_G (RELAY_K_PRIME)
     dducb_epsilon: float = DDUCB_EPSILON  # dducb: mixing accuracy in C = ceil(ln(2N/eps)/...)
     dducb_index: str = "every-step"  # dducb: "every-step" (authors' code) or "per-stage" (Alg. 1)
+    block_exponent: float = 2.0  # gosine-robust: a bad recommender of phase j blocked to j^this
     extra: tuple[tuple[str, ParamValue], ...] = ()  # a plugin's own parameters, sorted by name
 
     def __post_init__(self) -> None:
@@ -66,6 +67,15 @@ class AlgorithmParams:
                 raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
         if not self.gossip_exponent > 1:
             raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
+        if not (
+            isinstance(self.block_exponent, int | float)
+            and not isinstance(self.block_exponent, bool)
+            and math.isfinite(self.block_exponent)
+            and self.block_exponent > 1
+        ):
+            raise ConfigError(
+                f"block exponent must be a finite number above 1, got {self.block_exponent!r}"
+            )
         if not 0 < self.consensus_kappa <= 1:
             raise ConfigError(f"consensus kappa must lie in (0, 1], got {self.consensus_kappa}")
         if not 0 < self.dducb_epsilon < 1:

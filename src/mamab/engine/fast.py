@@ -155,9 +155,10 @@ def run_demab(
 def run_gosine(
     config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
 ) -> RunResult:
-    """One GosInE run: the same partner draws and initial sets as the reference agents."""
+    """One GosInE or gosine-robust run: the same partner draws and initial sets as the reference
+    agents; gosine-robust's blocks are kept per CSR edge."""
     from mamab.engine.gosine_kernel import gosine_chunk
-    from mamab.gosine_schedule import draw_partners, initial_sets, phase_ends
+    from mamab.gosine_schedule import block_ends, draw_partners, initial_sets, phase_ends
 
     problem, n, k, horizon = instance.problem, config.agents, config.arms, config.horizon
     rec = Recording.start(config, instance, grid, trace, late_capacity=2 * n)
@@ -180,15 +181,21 @@ def run_gosine(
     state = np.zeros(1, dtype=np.int64)
     indptr, indices = instance.topology.csr()
     initial_non_sticky = non_sticky.copy()  # what a recovering agent gets back
+    robust = config.algorithm == "gosine-robust"
+    blocks = block_ends(len(ends), config.params.block_exponent)
+    blocked_until = np.zeros(indices.size, dtype=np.int64)  # per CSR edge: phase its block ends
+    rec_edge = np.full(n, -1, dtype=np.int64)  # the last recommendation: its edge and arm
+    rec_arm = np.zeros(n, dtype=np.int64)
     for noise in noise_chunks(
         instance.noise_rng(config.seed), config.reward, n, horizon, CHUNK, instance.progress
     ):
         gosine_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters, count, total, mean,
                      inv_sqrt, played, active, size, sticky, non_sticky, n_non_sticky, state, ends, draws,
                      indptr, indices, problem.means, problem.gaps, config.reward == "bernoulli",
-                     float(config.sigma), alpha_of("gosine", config.params), index_bits(k), trace,
+                     float(config.sigma), alpha_of(config.algorithm, config.params), index_bits(k), trace,
                      rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash, rec.back, initial_non_sticky,
-                     rec.late, rec.late_reward, rec.late_n)  # fmt: skip
+                     rec.late, rec.late_reward, rec.late_n, rec.liar, rec.attack, rec.attack_arm, rec.attack_pool,
+                     rec.attack_key, robust, blocks, blocked_until, rec_edge, rec_arm)  # fmt: skip
     return rec.result(instance, trace)
 
 
@@ -314,6 +321,7 @@ RUNNERS = {
     "coop-ucb2": run_coop,
     "dducb": run_dducb,
     "ucb-network": run_ucb_network,
+    "gosine-robust": run_gosine,
 }
 
 

@@ -16,7 +16,8 @@ from typing import TextIO
 
 #: The kernel module each built-in algorithm's fast engine runs (others: the LCC kernel).
 KERNEL_MODULES = {"demab": "demab_kernel", "gosine": "gosine_kernel", "coop-ucb2": "coop_kernel",
-                  "dducb": "dducb_kernel", "ucb-network": "ucb_network_kernel"}  # fmt: skip
+                  "dducb": "dducb_kernel", "ucb-network": "ucb_network_kernel",
+                  "gosine-robust": "gosine_kernel"}  # fmt: skip
 DEFAULT_MODULE = "kernels"
 NOTICE = "mamab: compiling kernels (first run only; `mamab warmup` compiles them all ahead)…"
 _said = False
