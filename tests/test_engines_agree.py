@@ -45,7 +45,9 @@ def configs(draw, algorithm: str) -> Config:
         delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])) if faults else 0.0,
         crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])) if faults else 0.0,
         recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])) if faults else 0,
-        malicious=draw(st.sampled_from([0, 0, 1, n - 1, n // 2]) if liars else st.just(0)),
+        malicious=draw(
+            st.sampled_from([0, 0, min(1, n - 1), n - 1, n // 2]) if liars else st.just(0)
+        ),
         attack=draw(st.sampled_from(ATTACKS)),
     )
 
@@ -82,6 +84,7 @@ test_demab = _property("demab")
 test_gosine = _property("gosine")
 test_coop_ucb2 = _property("coop-ucb2")
 test_dducb = _property("dducb")
+test_lcc_ucb_robust = _property("lcc-ucb-robust")
 
 
 def test_every_algorithm_is_covered():

@@ -14,7 +14,8 @@ import click
 from mamab.errors import ConfigError
 
 BUILT_IN = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
-            "full-communication", "demab", "gosine", "coop-ucb2", "dducb")  # fmt: skip
+            "full-communication", "demab", "gosine", "coop-ucb2", "dducb",
+            "lcc-ucb-robust")  # fmt: skip
 """``mamab.ALGORITHMS``, spelled out so that checking a flag imports nothing (tested equal)."""
 
 
@@ -72,8 +73,8 @@ def parse_param(text: str) -> tuple[str, bool | int | float | str]:
 
 ALGORITHM_HELP = (
     "Algorithm every agent runs: lcc-ucb, lcc-ucb-graph, lcc-ucb-relay, no-communication, "
-    "full-communication, demab, gosine, coop-ucb2, dducb, or a plugin (`mamab algorithms` "
-    "lists them)."
+    "full-communication, demab, gosine, coop-ucb2, dducb, lcc-ucb-robust, or a plugin "
+    "(`mamab algorithms` lists them)."
 )
 ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)
 PARAM = click.option("--param", "plugin_params", multiple=True, metavar="NAME=VALUE",

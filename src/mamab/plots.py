@@ -69,6 +69,7 @@ COLOURS = {
     "gosine": "tab:brown",
     "coop-ucb2": "tab:olive",
     "dducb": "tab:pink",
+    "lcc-ucb-robust": "tab:gray",
 }
 
 

@@ -74,6 +74,7 @@ ALGORITHM_IDS: dict[str, int] = {
     "gosine": 7,
     "coop-ucb2": 8,
     "dducb": 9,
+    "lcc-ucb-robust": 11,
 }
 """Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
 
@@ -491,6 +492,7 @@ KINDS: dict[str, tuple[Kind, ...]] = {
     "lcc-ucb": (Kind(0, None, _ARM),),
     "lcc-ucb-graph": (Kind(0, None, _ARM),),
     "lcc-ucb-relay": (Kind(0, None, _PAIRS),),
+    "lcc-ucb-robust": (Kind(0, None, _ARM),),
     "no-communication": (),
     "full-communication": (Kind(0, None, _SAMPLE),),
     "demab": (

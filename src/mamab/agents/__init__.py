@@ -12,7 +12,7 @@ from mamab.agents.builtins import BUILTINS, lcc_shape
 from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.dducb import DducbAgent
 from mamab.agents.gosine import GosineAgent
-from mamab.agents.lcc import LccUcbAgent, RelayAgent
+from mamab.agents.lcc import LccUcbAgent, LccUcbRobustAgent, RelayAgent
 from mamab.agents.params import DEMAB_BEST_ARM, RELAY_K_PRIME, AlgorithmParams
 from mamab.agents.registry import (
     AlgorithmInfo,
@@ -43,6 +43,7 @@ __all__ = [
     "FullCommunicationAgent",
     "GosineAgent",
     "LccUcbAgent",
+    "LccUcbRobustAgent",
     "Message",
     "NoCommunicationAgent",
     "ReferenceEngineWarning",

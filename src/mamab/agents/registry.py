@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "mamab.algorithms"
 #: Algorithms the fast engine has numba kernels for (``mamab.engine.fast.RUNNERS``).
 FAST_KERNELS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
-                          "full-communication", "demab", "gosine", "coop-ucb2", "dducb"})  # fmt: skip
+                          "full-communication", "demab", "gosine", "coop-ucb2", "dducb",
+                          "lcc-ucb-robust"})  # fmt: skip
 #: Algorithms whose messages the wire codec knows (``mamab.wire.ALGORITHM_IDS``).
 WIRE_CODECS = FAST_KERNELS
 
