@@ -11,6 +11,7 @@ sender for one phase is refused (a relayed origin: a second one from one sender 
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -226,7 +227,7 @@ class LccUcbRobustAgent(LccUcbAgent):
     0-indexed; blocking is on the receiving side only, so the messages sent are LCC-UCB's.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._fresh_trust()
 
