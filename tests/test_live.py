@@ -29,7 +29,7 @@ from mamab.stats import median_band
 SMALL = {  # algorithm -> graph
     "lcc-ucb": "complete", "lcc-ucb-graph": "ring", "lcc-ucb-relay": "line",
     "no-communication": "complete", "full-communication": "complete", "demab": "complete",
-    "gosine": "ring", "coop-ucb2": "ring", "dducb": "ring",
+    "gosine": "ring", "coop-ucb2": "ring", "dducb": "ring", "lcc-ucb-robust": "ring",
 }  # fmt: skip
 
 

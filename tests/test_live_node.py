@@ -18,7 +18,7 @@ from mamab.wire import Frame, encode_frame
 SMALL = {  # algorithm -> graph, small enough to run every algorithm in a second
     "lcc-ucb": "complete", "lcc-ucb-graph": "ring", "lcc-ucb-relay": "line",
     "no-communication": "complete", "full-communication": "star", "demab": "complete",
-    "gosine": "ring", "coop-ucb2": "grid", "dducb": "ring",
+    "gosine": "ring", "coop-ucb2": "grid", "dducb": "ring", "lcc-ucb-robust": "ring",
 }  # fmt: skip
 
 
