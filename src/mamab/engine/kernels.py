@@ -218,7 +218,10 @@ def _takes(mode, trust, receiver, sender, arm, phase):
 @njit(cache=True)
 def _judge(trust, recs, phase):
     """Robust agents, at the end of ``phase``: a sender whose recommendation taken for it is not
-    the agent's most-played arm is blocked for as many phases as it has offended; taken is cleared."""
+    the agent's most-played arm is blocked for as many phases as it has offended; taken is cleared.
+
+    A dead agent is judged too (the reference's does not end the phase): harmless, its state is
+    wiped when it recovers (:func:`_forget_trust`) and unused if it never does."""
     n_agents = recs.shape[0]
     for n in range(n_agents):
         for v in range(n_agents):
