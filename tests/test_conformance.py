@@ -30,6 +30,10 @@ class TestLccUcbGraph(_ByName, unittest.TestCase):
     algorithm = "lcc-ucb-graph"
 
 
+class TestLccUcbRobust(_ByName, unittest.TestCase):
+    algorithm = "lcc-ucb-robust"
+
+
 class TestLccUcbRelay(_ByName, unittest.TestCase):
     algorithm = "lcc-ucb-relay"
 

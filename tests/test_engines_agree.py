@@ -87,6 +87,7 @@ test_gosine_robust = _property("gosine-robust")
 test_coop_ucb2 = _property("coop-ucb2")
 test_dducb = _property("dducb")
 test_ucb_network = _property("ucb-network")
+test_lcc_ucb_robust = _property("lcc-ucb-robust")
 
 
 def test_every_algorithm_is_covered():

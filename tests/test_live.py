@@ -31,6 +31,7 @@ SMALL = {  # algorithm -> graph
     "no-communication": "complete", "full-communication": "complete", "demab": "complete",
     "gosine": "ring", "gosine-robust": "ring", "coop-ucb2": "ring", "dducb": "ring",
     "ucb-network": "ring",
+    "lcc-ucb-robust": "ring",
 }  # fmt: skip
 
 

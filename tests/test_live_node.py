@@ -21,6 +21,7 @@ SMALL = {  # algorithm -> graph, small enough to run every algorithm in a second
     "no-communication": "complete", "full-communication": "star", "demab": "complete",
     "gosine": "ring", "gosine-robust": "ring", "coop-ucb2": "grid", "dducb": "ring",
     "ucb-network": "line",
+    "lcc-ucb-robust": "ring",
 }  # fmt: skip
 
 

@@ -161,6 +161,7 @@ REAL = [  # algorithm, graph, K, T, kinds that must be seen (ALL: every kind of 
     ("lcc-ucb-relay", topo.line(2), 5, 400, ALL),  # relay pairs with N = 2: 1-bit origins
     ("lcc-ucb-relay", topo.ring(5), 8, 1500, ALL),
     ("lcc-ucb-relay", topo.star(4), 4, 800, ALL),
+    ("lcc-ucb-robust", topo.ring(4), 16, 1500, ALL),
     ("no-communication", topo.complete(3), 4, 100, ()),
     ("full-communication", topo.complete(2), 1, 60, ALL),  # K = 1: one-bit arm index
     ("full-communication", topo.ring(4), 2, 150, ALL),
@@ -440,11 +441,20 @@ def test_encoder_refuses_messages_that_do_not_belong(spec, frame, words):
 
 # -- properties ----------------------------------------------------------------------------
 
-SPLITS = {"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "demab", "gosine", "gosine-robust"}  # K >= N
+SPLITS = {
+    "lcc-ucb",
+    "lcc-ucb-graph",
+    "lcc-ucb-relay",
+    "lcc-ucb-robust",
+    "demab",
+    "gosine",
+    "gosine-robust",
+}  # K >= N
 FORMS = {  # (algorithm, kind code): (tag, form, direction), straight from the simulator's counts
     ("lcc-ucb", 0): (None, "arm", None),
     ("lcc-ucb-graph", 0): (None, "arm", None),
     ("lcc-ucb-relay", 0): (None, "pairs", None),
+    ("lcc-ucb-robust", 0): (None, "arm", None),
     ("full-communication", 0): (None, "sample", None),
     ("coop-ucb2", 0): (None, "estimates", None),
     ("dducb", 0): (None, "estimates", None),

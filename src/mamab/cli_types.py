@@ -13,7 +13,7 @@ import click
 
 from mamab.errors import ConfigError
 
-BUILT_IN = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
+BUILT_IN = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust", "no-communication",
             "full-communication", "demab", "gosine", "gosine-robust", "coop-ucb2", "dducb",
             "ucb-network")  # fmt: skip
 """``mamab.ALGORITHMS``, spelled out so that checking a flag imports nothing (tested equal)."""
@@ -72,7 +72,8 @@ def parse_param(text: str) -> tuple[str, bool | int | float | str]:
 
 
 ALGORITHM_HELP = (
-    "Algorithm every agent runs: lcc-ucb, lcc-ucb-graph, lcc-ucb-relay, no-communication, "
+    "Algorithm every agent runs: lcc-ucb, lcc-ucb-graph, lcc-ucb-relay, lcc-ucb-robust, "
+    "no-communication, "
     "full-communication, demab, gosine, gosine-robust, coop-ucb2, dducb, ucb-network, or a plugin "
     "(`mamab algorithms` lists them)."
 )

@@ -71,6 +71,7 @@ COLOURS = {
     "dducb": "tab:pink",
     "ucb-network": "tab:gray",
     "gosine-robust": "sienna",
+    "lcc-ucb-robust": "darkcyan",
 }
 
 

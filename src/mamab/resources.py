@@ -177,14 +177,15 @@ def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, floa
     elif algo in ("no-communication", "full-communication"):
         bytes_ = n * k * STATE_BYTES
         ns = 10 + 0.7 * k + (10 * mean_degree if algo == "full-communication" else 0)
-    elif algo in ("lcc-ucb", "lcc-ucb-graph"):
+    elif algo in ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-robust"):
         slots = block + shape.max_degree
         bytes_ = n * slots * STATE_BYTES + 40 * 2 * shape.edges  # + delayed-message capacity
+        bytes_ += 24 * n * n if algo == "lcc-ucb-robust" else 0  # offences, blocks, taken
         ns = 20 + 0.7 * slots
     elif algo == "lcc-ucb-relay":
         slots = block + n - 1
         late = 40 * max(1, shape.diameter) * 2 * shape.edges
-        bytes_ = n * slots * STATE_BYTES + 11 * n * n + late  # known/fresh/next + held pairs
+        bytes_ = n * slots * STATE_BYTES + 19 * n * n + late  # known/fresh/next/heard + held pairs
         ns = 20 + 0.7 * slots
     elif algo in ("gosine", "gosine-robust"):  # gosine-robust: + blocks per edge, negligible
         bytes_ = n * k * 56

@@ -76,6 +76,7 @@ ALGORITHM_IDS: dict[str, int] = {
     "dducb": 9,
     "ucb-network": 10,
     "gosine-robust": 12,
+    "lcc-ucb-robust": 11,
 }
 """Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
 
@@ -493,6 +494,7 @@ KINDS: dict[str, tuple[Kind, ...]] = {
     "lcc-ucb": (Kind(0, None, _ARM),),
     "lcc-ucb-graph": (Kind(0, None, _ARM),),
     "lcc-ucb-relay": (Kind(0, None, _PAIRS),),
+    "lcc-ucb-robust": (Kind(0, None, _ARM),),
     "no-communication": (),
     "full-communication": (Kind(0, None, _SAMPLE),),
     "demab": (

@@ -12,7 +12,7 @@ from mamab.agents.builtins import BUILTINS, lcc_shape
 from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.dducb import DducbAgent
 from mamab.agents.gosine import GosineAgent, GosineRobustAgent
-from mamab.agents.lcc import LccUcbAgent, RelayAgent
+from mamab.agents.lcc import LccUcbAgent, LccUcbRobustAgent, RelayAgent
 from mamab.agents.params import DEMAB_BEST_ARM, RELAY_K_PRIME, AlgorithmParams
 from mamab.agents.registry import (
     AlgorithmInfo,
@@ -45,6 +45,7 @@ __all__ = [
     "GosineAgent",
     "GosineRobustAgent",
     "LccUcbAgent",
+    "LccUcbRobustAgent",
     "Message",
     "NoCommunicationAgent",
     "ReferenceEngineWarning",

@@ -10,7 +10,13 @@ from mamab.agents.coop import CoopUcbAgent
 from mamab.agents.dducb import DducbAgent, mixing_plan
 from mamab.agents.demab import DemabAgent, DemabServer
 from mamab.agents.gosine import GosineAgent, GosineRobustAgent, forge_reply
-from mamab.agents.lcc import LccUcbAgent, RelayAgent, forge_own_pair, forge_recommendation
+from mamab.agents.lcc import (
+    LccUcbAgent,
+    LccUcbRobustAgent,
+    RelayAgent,
+    forge_own_pair,
+    forge_recommendation,
+)
 from mamab.agents.params import AlgorithmParams
 from mamab.agents.registry import alpha_of, check_topology, register_algorithm
 from mamab.agents.ucb_network import UcbNetworkAgent, leader_of
@@ -44,7 +50,8 @@ def lcc_shape(
 
 
 def _lcc_family(algorithm: str):
-    """The ``make`` of LCC-UCB, LCC-UCB-GRAPH or LCC-UCB-RELAY (they differ in K', D, relaying)."""
+    """The ``make`` of LCC-UCB, LCC-UCB-GRAPH, LCC-UCB-RELAY or LCC-UCB-ROBUST (they differ in K',
+    D, relaying, blocking)."""
 
     def make(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
              rng: np.random.Generator) -> list[Agent]:  # fmt: skip
@@ -65,6 +72,8 @@ def _lcc_family(algorithm: str):
             if algorithm == "lcc-ucb-relay":
                 relay = max(1, topology.diameter)
                 agents.append(RelayAgent(**common, relay_rounds=relay, n_agents=n))
+            elif algorithm == "lcc-ucb-robust":
+                agents.append(LccUcbRobustAgent(**common))
             else:
                 agents.append(LccUcbAgent(**common))
         return agents
@@ -173,6 +182,9 @@ BUILTINS: dict[str, tuple] = {
     "lcc-ucb-relay": (_lcc_family("lcc-ucb-relay"), dict(
         splits_arms=True, needs_connected=True, default_alpha=2.0, forge=forge_own_pair,
         description="LCC-UCB epochs with recommendations relayed to every agent")),
+    "lcc-ucb-robust": (_lcc_family("lcc-ucb-robust"), dict(
+        splits_arms=True, default_alpha=2.0, forge=forge_recommendation,
+        description="LCC-UCB that blocks neighbours whose recommendations do not prove out")),
     "no-communication": (make_no_communication, dict(
         default_alpha=2.0, forge=forge_nothing, description="UCB on all arms, no messages")),
     "full-communication": (make_full_communication, dict(

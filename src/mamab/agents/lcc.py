@@ -11,6 +11,7 @@ sender for one phase is refused (a relayed origin: a second one from one sender 
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -91,8 +92,12 @@ class LccUcbAgent(Agent):
                 f"agent {self.agent_id}: second recommendation from {message.sender}"
             )
         self._received[int(message.sender)] = arm
-        if not self.listening:
+        if self._takes(int(message.sender), arm) and not self.listening:
             self._join(arm)
+
+    def _takes(self, sender: int, arm: int) -> bool:
+        """Whether the recommendation ``arm`` from ``sender`` joins the phase it is meant for."""
+        return True
 
     def _is_stale(self, message: Message) -> bool:
         """True for a late message meant for a phase that is over; False for one sent at the end
@@ -210,6 +215,50 @@ class RelayAgent(LccUcbAgent):
 
     def _next_recommendations(self) -> frozenset[int]:
         return frozenset(arm for origin, arm in self.known.items() if origin != self.agent_id)
+
+
+class LccUcbRobustAgent(LccUcbAgent):
+    """LCC-UCB that blocks neighbours whose recommendations do not prove out (after Vial,
+    Shakkottai, Srikant, "Robust Multi-Agent Multi-Armed Bandits", MobiHoc 2021).
+
+    A recommendation taken for phase p is checked at the end of phase p: if it is not the
+    agent's most-played arm of p, its sender has offended once more and its recommendations for
+    the next ``offences`` phases are discarded (received and counted, not joined). Phases are
+    0-indexed; blocking is on the receiving side only, so the messages sent are LCC-UCB's.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fresh_trust()
+
+    def _fresh_trust(self) -> None:
+        """No offences, no blocks, nothing taken: a fresh agent's (and a recovered one's) state."""
+        self.offences = dict.fromkeys(self.neighbours, 0)
+        self.blocked_until = dict.fromkeys(self.neighbours, 0)  # first phase v is heard again
+        self.taken: dict[int, int] = {}  # sender -> recommendation joined for the running phase
+
+    def reset(self, done_steps: int) -> None:
+        super().reset(done_steps)
+        self._fresh_trust()
+
+    def _takes(self, sender: int, arm: int) -> bool:
+        """A recommendation for phase ``self.phase`` joins unless its sender is blocked then."""
+        if self.phase < self.blocked_until[sender]:
+            return False
+        self.taken[sender] = arm
+        return True
+
+    def _next_recommendations(self) -> frozenset[int]:
+        return frozenset(self.taken.values())
+
+    def _end_phase(self, best: int) -> None:
+        """Judge the recommendations taken for the phase just over, then send as LCC-UCB."""
+        for sender, arm in self.taken.items():
+            if arm != best:
+                self.offences[sender] += 1
+                self.blocked_until[sender] = self.phase + 1 + self.offences[sender]
+        self.taken = {}
+        super()._end_phase(best)
 
 
 def forge_recommendation(payload: int, arm: int, sender: int) -> int:

@@ -45,7 +45,7 @@ ENTRY_POINT_GROUP = "mamab.algorithms"
 #: Algorithms the fast engine has numba kernels for (``mamab.engine.fast.RUNNERS``).
 FAST_KERNELS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
                           "full-communication", "demab", "gosine", "coop-ucb2", "dducb",
-                          "ucb-network", "gosine-robust"})  # fmt: skip
+                          "ucb-network", "gosine-robust", "lcc-ucb-robust"})  # fmt: skip
 #: Algorithms whose messages the wire codec knows (``mamab.wire.ALGORITHM_IDS``).
 WIRE_CODECS = FAST_KERNELS
 

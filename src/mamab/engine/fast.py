@@ -35,6 +35,7 @@ MODES = {
     "lcc-ucb": kernels.LCC,
     "lcc-ucb-graph": kernels.LCC,
     "lcc-ucb-relay": kernels.RELAY,
+    "lcc-ucb-robust": kernels.ROBUST,
 }
 
 
@@ -91,6 +92,8 @@ def run_ucb_family(
     flood = (n, n) if mode == kernels.RELAY else (1, 1)
     known, fresh, nxt = (np.zeros(flood, dtype=np.bool_) for _ in range(3))
     late_pair = np.full(flood, -1, dtype=np.int64)  # relay pairs held for the next exchange
+    heard = np.zeros(flood, dtype=np.int64)  # relay: the arm each agent first heard per origin
+    trust = robust_state(n if mode == kernels.ROBUST else 1)
     count = np.zeros((n, slots), dtype=np.int64)
     total, mean, inv_sqrt = (np.zeros((n, slots)) for _ in range(3))
     cand = np.zeros((n, slots), dtype=np.int64)
@@ -109,9 +112,18 @@ def run_ucb_family(
             float(config.sigma), alpha_of(config.algorithm, config.params),
             phases, block, indptr, indices, relay_rounds, message_bits,
             known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash,
-            rec.back, rec.late, rec.late_reward, rec.late_n, late_pair,
+            rec.back, rec.late, rec.late_reward, rec.late_n, late_pair, heard, rec.liar,
+            rec.attack, rec.attack_arm, rec.attack_pool, rec.attack_key, trust,
         )  # fmt: skip
     return rec.result(instance, trace)
+
+
+def robust_state(n: int) -> np.ndarray:
+    """LCC-UCB-ROBUST's (3, receiver, sender) offences, blocked-until phase and recommendation
+    taken for the running phase (-1: none), as a fresh agent has them."""
+    trust = np.zeros((3, n, n), dtype=np.int64)
+    trust[kernels.TAKEN] = -1
+    return trust
 
 
 def run_demab(

@@ -12,6 +12,12 @@ messages received, bits received, rounds, messages lost, bits lost.
 Messages delayed by the fault hash wait in a buffer owned by the caller (rows: sender, receiver,
 bits, arm; a parallel array holds rewards) and arrive at the next step's exchange, before its own
 messages, as the reference host delivers them.
+
+Malicious agents (``liar``) of the LCC family forge every recommendation they send, per receiver,
+with :func:`mamab.engine.attack_kernel.forged`; a relay forges its own (origin, arm) pair and
+forwards the others as received, so the flood keeps the arm each agent first heard per origin
+(``heard``). LCC-UCB-ROBUST (mode ``ROBUST``) keeps, per (receiver, sender), the offences, the
+phase a block lasts until and the recommendation taken for the running phase (``trust``).
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ import math
 import numpy as np
 from numba import njit
 
+from mamab.engine.attack_kernel import forged
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
 
-NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY = 0, 1, 2, 3
+NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY, ROBUST = 0, 1, 2, 3, 4  # LCC family: >= LCC
+OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, receiver, sender)
 SENT, BITS, RECV, BITS_RECV, ROUNDS, LOST, BITS_LOST = 0, 1, 2, 3, 4, 5, 6
 STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3
 SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candidates pay
@@ -122,10 +130,13 @@ def fate_to(alive, loss, delay, key, step, round_, sender, receiver):
 
 @njit(cache=True)
 def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, delay, fault_key,
-           step, alive, recs, late, late_reward, late_n, late_pair):  # fmt: skip
+           step, alive, recs, late, late_reward, late_n, late_pair, heard, liar, attack, attack_arm,
+           attack_pool, attack_key):  # fmt: skip
     """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before.
 
-    A delayed batch is held; its pairs wait in ``late_pair[receiver, origin]`` (the arm, or -1).
+    ``heard[n, o]`` is the arm agent n first learned for origin o (its own: its recommendation);
+    a liar's own pair is forged per receiver. A delayed batch is held; its pairs wait in
+    ``late_pair[receiver, origin]`` (the arm of the first batch sent, or -1).
     """
     n_agents = known.shape[0]
     known[:] = False
@@ -133,6 +144,7 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss
     for n in range(n_agents):
         known[n, n] = True
         fresh[n, n] = True
+        heard[n, n] = recs[n]
     origins = np.empty(n_agents, dtype=np.int64)
     for round_ in range(rounds):
         nxt[:] = False
@@ -154,7 +166,10 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss
                 f = fate_to(alive, loss, delay, fault_key, step, round_, n, v)
                 if f == DELAY:
                     for i in range(pairs):
-                        late_pair[v, origins[i]] = recs[origins[i]]
+                        o = origins[i]
+                        if late_pair[v, o] < 0:  # held batches arrive in the order sent
+                            late_pair[v, o] = _relayed(heard, liar, attack, attack_arm, attack_pool,
+                                                       attack_key, step, n, v, o)  # fmt: skip
                 if not route(counters, f, n, v, pairs * pair_bits, -1, 0.0, late, late_reward,
                              late_n):  # fmt: skip
                     continue
@@ -163,7 +178,66 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss
                     if not known[v, o]:
                         known[v, o] = True
                         nxt[v, o] = True
+                        heard[v, o] = _relayed(heard, liar, attack, attack_arm, attack_pool,
+                                               attack_key, step, n, v, o)  # fmt: skip
         fresh, nxt = nxt, fresh
+
+
+@njit(cache=True, inline="always")
+def _relayed(heard, liar, attack, attack_arm, attack_pool, attack_key, step, sender, receiver, o):
+    """The arm ``sender`` relays to ``receiver`` for origin ``o``: what it first heard, or, for a
+    liar's own pair, the attack's arm."""
+    arm = heard[sender, o]
+    if o == sender and liar[sender]:
+        return forged(attack, attack_arm, attack_pool, attack_key, step, sender, receiver, arm)
+    return arm
+
+
+@njit(cache=True, inline="always")
+def _sent_arm(recs, liar, attack, attack_arm, attack_pool, attack_key, step, sender, receiver):
+    """The recommendation ``sender`` sends ``receiver``: its most-played arm, or a liar's forgery."""
+    if liar[sender]:
+        return forged(attack, attack_arm, attack_pool, attack_key, step, sender, receiver,
+                      recs[sender])  # fmt: skip
+    return recs[sender]
+
+
+@njit(cache=True, inline="always")
+def _takes(mode, trust, receiver, sender, arm, phase):
+    """Whether ``receiver`` joins ``sender``'s recommendation for ``phase``: always, except for a
+    robust agent that blocks the sender until a later phase; a robust agent remembers what it
+    takes."""
+    if mode != ROBUST:
+        return True
+    if phase < trust[BLOCKED, receiver, sender]:
+        return False
+    trust[TAKEN, receiver, sender] = arm
+    return True
+
+
+@njit(cache=True)
+def _judge(trust, recs, phase):
+    """Robust agents, at the end of ``phase``: a sender whose recommendation taken for it is not
+    the agent's most-played arm is blocked for as many phases as it has offended; taken is cleared.
+
+    A dead agent is judged too (the reference's does not end the phase): harmless, its state is
+    wiped when it recovers (:func:`_forget_trust`) and unused if it never does."""
+    n_agents = recs.shape[0]
+    for n in range(n_agents):
+        for v in range(n_agents):
+            taken = trust[TAKEN, n, v]
+            if taken >= 0 and taken != recs[n]:
+                trust[OFFENCES, n, v] += 1
+                trust[BLOCKED, n, v] = phase + 1 + trust[OFFENCES, n, v]
+            trust[TAKEN, n, v] = -1
+
+
+@njit(cache=True)
+def _forget_trust(trust, n):
+    """Robust agent n after a crash: no offences, no blocks, nothing taken."""
+    trust[OFFENCES, n, :] = 0
+    trust[BLOCKED, n, :] = 0
+    trust[TAKEN, n, :] = -1
 
 
 @njit(cache=True)
@@ -187,12 +261,15 @@ def _restart_ucb(n, on_block, block, slot_arm, size, count, total, mean, inv_sqr
 def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
                untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
                counters, known, fresh, nxt, recs, loss, delay, fault_key, alive, late, late_reward,
-               late_n, late_pair):  # fmt: skip
+               late_n, late_pair, heard, liar, attack, attack_arm, attack_pool, attack_key,
+               trust):  # fmt: skip
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
     n_agents = slot_arm.shape[0]
     step = pos[STEP] + 1
     for n in range(n_agents):
         recs[n] = slot_arm[n, most_played(n, size[n], count)]
+    if mode == ROBUST:
+        _judge(trust, recs, pos[PHASE])
     pos[PHASE] += 1
     pos[IN_PHASE] = 0
     more = pos[PHASE] < phase_len.size  # after the last phase, messages are sent but unused
@@ -202,12 +279,13 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
                          samples, block_end)  # fmt: skip
     if mode == RELAY:
         _flood(indptr, indices, relay_rounds, message_bits, counters, known, fresh, nxt, loss, delay,
-               fault_key, step, alive, recs, late, late_reward, late_n, late_pair)  # fmt: skip
+               fault_key, step, alive, recs, late, late_reward, late_n, late_pair, heard, liar,
+               attack, attack_arm, attack_pool, attack_key)  # fmt: skip
         if more:
             for n in range(n_agents):
                 for o in range(n_agents):
                     if o != n and known[n, o]:
-                        _join(n, recs[o], slot_arm, size, count, total, mean, inv_sqrt, untried,
+                        _join(n, heard[n, o], slot_arm, size, count, total, mean, inv_sqrt, untried,
                               block_end)  # fmt: skip
         return
     for n in range(n_agents):
@@ -220,21 +298,29 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
             counters[ROUNDS, n] += 1
         for e in range(indptr[n], indptr[n + 1]):
             v = indices[e]
+            arm = _sent_arm(recs, liar, attack, attack_arm, attack_pool, attack_key, step, n, v)
             f = fate_to(alive, loss, delay, fault_key, step, 0, n, v)
             if (
-                route(counters, f, n, v, message_bits, recs[n], 0.0, late, late_reward, late_n)
+                route(counters, f, n, v, message_bits, arm, 0.0, late, late_reward, late_n)
                 and more
+                and _takes(mode, trust, v, n, arm, pos[PHASE])
             ):
-                _join(v, recs[n], slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
+                _join(v, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
 
 
 @njit(cache=True)
 def _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known, slot_arm,
-                          size, count, total, mean, inv_sqrt, untried, block_end):  # fmt: skip
+                          size, count, total, mean, inv_sqrt, untried, block_end, heard, trust,
+                          phase):  # fmt: skip
     """Recommendations held since the last exchange arrive: if the phase they were meant for is
     still running (not ``ended`` with this step), the receiver's UCB takes their arms."""
     for i in range(late_n[0]):
-        if arrive(late, i, counters, alive) and not ended and mode == LCC:
+        if (
+            arrive(late, i, counters, alive)
+            and not ended
+            and mode != RELAY
+            and _takes(mode, trust, late[i, 1], late[i, 0], late[i, 3], phase)
+        ):
             _join(late[i, 1], late[i, 3], slot_arm, size, count, total, mean, inv_sqrt, untried,
                   block_end)  # fmt: skip
     late_n[0] = 0
@@ -249,6 +335,7 @@ def _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended,
             late_pair[v, o] = -1
             if alive[v] and not ended and o != v and not known[v, o]:
                 known[v, o] = True  # late, after the flood: used, not forwarded
+                heard[v, o] = arm
                 _join(v, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
 
 
@@ -275,7 +362,8 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
               slot_arm, size, means, gaps, bernoulli, sigma, alpha,
               phase_len, block, indptr, indices, relay_rounds, message_bits,
               known, fresh, nxt, trace, trace_out, loss, delay, fault_key, crash, back, late,
-              late_reward, late_n, late_pair):  # fmt: skip
+              late_reward, late_n, late_pair, heard, liar, attack, attack_arm, attack_pool,
+              attack_key, trust):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of every agent of one run.
 
     Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
@@ -293,6 +381,8 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
                 _restart_ucb(n, mode >= LCC, block, slot_arm, size, count, total, mean, inv_sqrt,
                              in_cand, untried, samples, block_end)  # fmt: skip
+                if mode == ROBUST:
+                    _forget_trust(trust, n)
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
@@ -383,12 +473,13 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             if late_n[0] > 0:
                 _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known,
                                       slot_arm, size, count, total, mean, inv_sqrt, untried,
-                                      block_end)  # fmt: skip
+                                      block_end, heard, trust, pos[PHASE])  # fmt: skip
             if ended:
                 _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
                            in_cand, untried, samples, block_end, block, indptr, indices,
                            relay_rounds, message_bits, counters, known, fresh, nxt, recs, loss,
-                           delay, fault_key, alive, late, late_reward, late_n, late_pair)  # fmt: skip
+                           delay, fault_key, alive, late, late_reward, late_n, late_pair, heard,
+                           liar, attack, attack_arm, attack_pool, attack_key, trust)  # fmt: skip
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret

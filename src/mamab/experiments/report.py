@@ -183,7 +183,7 @@ CLAIMS: dict[str, Callable[[list[ConfigResult]], list[Claim]]] = {
 }
 
 
-_LCC = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay")
+_LCC = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust")
 #: Parameters that only some algorithms use (a table cell is left empty for the others).
 PARAM_USERS = {
     "alpha": tuple(a for a in ALGORITHMS if a != "demab"),
