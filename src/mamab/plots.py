@@ -70,8 +70,8 @@ COLOURS = {
     "coop-ucb2": "tab:olive",
     "dducb": "tab:pink",
     "ucb-network": "tab:gray",
-    "gosine-robust": "sienna",
-    "lcc-ucb-robust": "darkcyan",
+    "gosine-robust": "goldenrod",
+    "lcc-ucb-robust": "black",
 }
 
 
