@@ -21,16 +21,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mamab.seeding import rng
 
 if TYPE_CHECKING:
+    from mamab.agents.base import Message
     from mamab.config import Config
-
-M = TypeVar("M")
 
 ATTACKS = ("worst", "random", "best-second", "truthful")
 TRUTHFUL, FIXED, RANDOM = 0, 1, 2  # how an attack picks its arm
@@ -100,15 +99,14 @@ class Liars:
     plan: AttackPlan
     forge: Callable[[Any, int, int], Any]  # the algorithm's registry ``forge``
 
-    def __call__(self, message: M) -> M:
+    def __call__(self, message: Message) -> Message:
         """``message`` as its sender sends it: forged when the sender lies (a truthful liar's
-        messages are left as they are)."""
-        sender = message.sender  # type: ignore[attr-defined]
-        if self.plan.code == TRUTHFUL or not self.mask[sender]:
+        messages are left as they are; a server node, past the agents, never lies)."""
+        sender = message.sender
+        if self.plan.code == TRUTHFUL or sender >= self.mask.size or not self.mask[sender]:
             return message
-        arm = self.plan.arm(message.stamp, sender, message.receiver, -1)  # type: ignore[attr-defined]
-        payload = self.forge(message.payload, arm, sender)  # type: ignore[attr-defined]
-        return dataclasses.replace(message, payload=payload)  # type: ignore[type-var]
+        arm = self.plan.arm(message.stamp, sender, message.receiver, -1)
+        return dataclasses.replace(message, payload=self.forge(message.payload, arm, sender))
 
 
 def liars_of(config: Config, run: int, means: np.ndarray) -> tuple[np.ndarray, Liars | None]:
