@@ -159,3 +159,21 @@ def test_a_sweep_takes_counts_and_id_lists_as_one_axis(tmp_path) -> None:
 
     finals = pq.read_table(tmp_path / "out" / "finals.parquet").to_pydict()
     assert sum(finals["malicious"]) == 2 * 1 + 2 * 2  # runs × liars of each configuration
+
+
+def test_a_sweep_written_before_the_liars_existed_still_resumes(tmp_path) -> None:
+    """Its metadata.json has configurations without the fields added since: same sweep."""
+    from mamab.experiments import sweep
+
+    spec = tmp_path / "old.toml"
+    spec.write_text('name = "old"\nruns = 2\n[[experiments]]\nname = "a"\n'
+                    'algorithms = ["lcc-ucb"]\nagents = 3\narms = 6\nhorizon = 200\n')  # fmt: skip
+    out = tmp_path / "out"
+    sweep(spec, out, jobs=1)
+    meta = json.loads((out / "metadata.json").read_text())
+    for experiment in meta["spec"]["experiments"]:
+        for config in experiment["configs"]:
+            del config["malicious"], config["attack"], config["params"]["block_exponent"]
+    (out / "metadata.json").write_text(json.dumps(meta))
+    again = sweep(spec, out, jobs=1)
+    assert again.tasks_run == 0 and again.tasks_skipped == 1

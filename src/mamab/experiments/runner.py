@@ -24,7 +24,14 @@ from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, wri
 from mamab.experiments.executors import Executor, LocalExecutor
 from mamab.experiments.provenance import current_provenance
 from mamab.experiments.spec import SweepSpec, check_graphs
-from mamab.experiments.tasks import FORMAT, OK, OTHER_CODE, Task, inspect_task
+from mamab.experiments.tasks import (
+    FORMAT,
+    OK,
+    OTHER_CODE,
+    Task,
+    inspect_task,
+    without_new_defaults,
+)
 from mamab.storage import prepare_out_dir, write_json
 from mamab.versions import package_versions
 
@@ -82,7 +89,7 @@ def check_same_sweep(directory: Path, spec: SweepSpec) -> None:
         stored = json.loads(path.read_text()).get("spec")
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         stored = None
-    if stored == json.loads(json.dumps(spec.to_dict())):
+    if _lean(stored) == _lean(json.loads(json.dumps(spec.to_dict()))):
         return
     name = stored.get("name") if isinstance(stored, dict) else None
     held = f"sweep {name!r}" if name is not None else "unreadable metadata"
@@ -90,6 +97,19 @@ def check_same_sweep(directory: Path, spec: SweepSpec) -> None:
         f"{directory} holds the tables of {held}, not of this specification of {spec.name!r}; "
         f"use another output directory, or delete {path} to replace them"
     )
+
+
+def _lean(spec: object) -> object:
+    """A stored specification with every configuration :func:`without_new_defaults`: a field
+    added to mamab since the sweep was written does not make it another sweep."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("experiments"), list):
+        return spec
+    experiments = [
+        {**e, "configs": [without_new_defaults(c) if isinstance(c, dict) else c
+                          for c in e.get("configs", [])]} if isinstance(e, dict) else e
+        for e in spec["experiments"]
+    ]  # fmt: skip
+    return {**spec, "experiments": experiments}
 
 
 def prepare_sweep_dir(out: str | Path, spec: SweepSpec) -> Path:

@@ -76,20 +76,27 @@ def graph_digest(graph: str | Config) -> str | None:
         raise ConfigError(f"cannot read graph file {graph}: {err.strerror or err}") from None
 
 
+def without_new_defaults(fields: dict) -> dict:
+    """A configuration's JSON dict without the fields added since ids were first made that hold
+    their defaults (delay = 0, no liars, ...): ids and stored specifications from before a field
+    existed stay valid."""
+    fields = {k: v for k, v in fields.items()
+              if k in KEYED_FIELDS or v != _CONFIG_DEFAULTS.get(k, dataclasses.MISSING)}  # fmt: skip
+    if isinstance(fields.get("params"), dict):
+        fields["params"] = {k: v for k, v in fields["params"].items()
+                            if k in KEYED_PARAMS or v != _PARAM_DEFAULTS.get(k, dataclasses.MISSING)}  # fmt: skip
+    return fields
+
+
 def config_key(config: Config, graph_sha256: str | None = None) -> dict:
     """What determines a configuration's results: every field but the block, plus graph contents.
 
     An edge-list file counts by its contents (``graph_sha256``), not its path, so editing the
     file gives new ids and the same file under another path gives the same id.
     """
-    fields = json.loads(json.dumps(dataclasses.replace(config, first_run=0).to_dict()))
-    for name in [k for k in fields if k not in KEYED_FIELDS]:
-        if fields[name] == _CONFIG_DEFAULTS.get(name, dataclasses.MISSING):
-            del fields[name]  # delay = 0, no edges, ...: ids from before the field stay valid
-    params = fields["params"]
-    for name in [k for k in params if k not in KEYED_PARAMS]:
-        if params[name] == _PARAM_DEFAULTS.get(name, dataclasses.MISSING):
-            del params[name]
+    fields = without_new_defaults(
+        json.loads(json.dumps(dataclasses.replace(config, first_run=0).to_dict()))
+    )
     if graph_sha256 is not None:
         fields.pop("edges", None)  # a networkx graph counts by its edge list's digest
         if config.edges is None:
