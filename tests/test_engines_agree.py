@@ -11,6 +11,13 @@ from mamab.attacks import ATTACKS
 from mamab.topology import GRAPH_KINDS
 
 
+def malicious(n: int) -> st.SearchStrategy:
+    """How many agents lie (counts), or which (sorted ids): both forms of Config.malicious."""
+    counts = st.sampled_from([0, 0, min(1, n - 1), n - 1, n // 2])
+    ids = st.sets(st.integers(0, n - 1), max_size=n - 1).map(lambda chosen: tuple(sorted(chosen)))
+    return st.one_of(counts, ids)
+
+
 @st.composite
 def configs(draw, algorithm: str) -> Config:
     n = draw(st.integers(1, 8))
@@ -46,9 +53,7 @@ def configs(draw, algorithm: str) -> Config:
         delay=draw(st.sampled_from([0.0, 0.0, 0.3, 0.8, 1.0])) if faults else 0.0,
         crash_rate=draw(st.sampled_from([0.0, 0.0, 0.0005, 0.01])) if faults else 0.0,
         recover_after=draw(st.sampled_from([0, 0, 1, 50, 400])) if faults else 0,
-        malicious=draw(
-            st.sampled_from([0, 0, min(1, n - 1), n - 1, n // 2]) if liars else st.just(0)
-        ),
+        malicious=draw(malicious(n) if liars else st.just(0)),
         attack=draw(st.sampled_from(ATTACKS)),
     )
 

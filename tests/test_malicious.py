@@ -158,7 +158,8 @@ def test_a_sweep_takes_counts_and_id_lists_as_one_axis(tmp_path) -> None:
     import pyarrow.parquet as pq
 
     finals = pq.read_table(tmp_path / "out" / "finals.parquet").to_pydict()
-    assert sum(finals["malicious"]) == 2 * 1 + 2 * 2  # runs × liars of each configuration
+    assert sum(finals["liar"]) == 2 * 1 + 2 * 2  # runs × liars of each configuration
+    assert sorted(set(finals["malicious"])) == ["0", "1", "[0, 2]"]  # the configuration column
 
 
 def test_a_sweep_written_before_the_liars_existed_still_resumes(tmp_path) -> None:
@@ -177,3 +178,30 @@ def test_a_sweep_written_before_the_liars_existed_still_resumes(tmp_path) -> Non
     (out / "metadata.json").write_text(json.dumps(meta))
     again = sweep(spec, out, jobs=1)
     assert again.tasks_run == 0 and again.tasks_skipped == 1
+
+
+@pytest.mark.parametrize("flag, says", [
+    ("1,,2", "neither a number"), (",", "neither a number"), ("a", "neither a number"),
+    ("10", "number of agents in 0..3"), ("0,0", "distinct"), ("0,4", "distinct agents in 0..3"),
+])  # fmt: skip
+def test_bad_malicious_flags_are_one_line(flag, says, capsys, tmp_path) -> None:
+    from mamab.cli import main
+
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--algorithm", "lcc-ucb", "-N", "4", "-K", "8", "-T", "100",
+              "--malicious", flag, "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and says in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_malicious_flags_name_counts_and_ids() -> None:
+    from mamab.cli_types import MaliciousAgents, malicious_flag
+
+    parse = MaliciousAgents().convert
+    assert parse("2", None, None) == 2
+    assert parse("0,3", None, None) == (0, 3)
+    assert parse("3,", None, None) == (3,)  # agent 3 alone
+    for value in (2, (0, 3), (3,)):
+        assert parse(malicious_flag(value), None, None) == value  # what live nodes are given

@@ -161,7 +161,7 @@ def run(
         f"{'algorithm':<20} {'median final regret/agent':>26} {'95% band':>22} {'median bits/agent':>18}"
     )
     if np.isnan(per_run).all():
-        click.echo(f"{algorithm:<20} {'n/a (no agent survived)':>26} {'':>22} {bits:>18.0f}")
+        click.echo(f"{algorithm:<20} {'n/a (no honest agent survived)':>26} {'':>22} {bits:>18.0f}")
     else:
         med, lo, hi = median_band(per_run)  # runs without survivors are left out
         click.echo(f"{algorithm:<20} {med:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>22} {bits:>18.0f}")

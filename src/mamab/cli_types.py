@@ -113,14 +113,13 @@ class MaliciousAgents(click.ParamType):
         if isinstance(value, int | tuple):
             return value
         text = str(value).strip()
+        parts = text.removesuffix(",").split(",")  # "3," is agent 3 alone, "3" three agents
         try:
-            if "," in text:
-                return tuple(int(part) for part in text.split(",") if part.strip())
-            return int(text)
+            ids = tuple(int(part) for part in parts)
         except ValueError:
-            self.fail(
-                f"{value!r} is neither a number of agents nor comma-separated ids", param, ctx
-            )
+            self.fail(f"{value!r} is neither a number of agents nor comma-separated ids "
+                      "(e.g. 2, or 0,3, or 3, for agent 3 alone)", param, ctx)  # fmt: skip
+        return ids if "," in text else ids[0]
 
 
 def malicious_flag(value: int | tuple[int, ...]) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mamab.agents import ALGORITHMS, AlgorithmParams, check_algorithm
+from mamab.agents.params import finite_number
 from mamab.agents.registry import can_lie, supports_faults
 from mamab.attacks import ATTACKS
 from mamab.errors import ConfigError
@@ -46,9 +47,7 @@ def _check_params(params: AlgorithmParams) -> None:
         raise ConfigError(f"params must be AlgorithmParams, got {type(params).__name__}")
     for name in ("alpha", "gossip_exponent", "consensus_kappa"):
         value = getattr(params, name)
-        if value is not None and not (
-            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        ):
+        if value is not None and not finite_number(value):
             raise ConfigError(f"{name.replace('_', ' ')} must be a finite number, got {value!r}")
     for name in ("k_prime", "sub_epochs"):
         value = getattr(params, name)
@@ -172,8 +171,9 @@ class Config:
             raise ConfigError(f"attack must be one of {', '.join(ATTACKS)}, got {self.attack!r}")
         if self.malicious and not can_lie(self.algorithm):
             raise ConfigError(
-                f"{self.algorithm} has no model of malicious agents (only algorithms that send "
-                "recommendations do: see docs/faults.md); run it with malicious = 0"
+                f"{self.algorithm} has no model of malicious agents (algorithms that send "
+                "recommendations have one, and no-communication: see docs/faults.md); give it "
+                "no liars (malicious 0)"
             )
 
     def _take_graph(self) -> None:

@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")  # headless: no display needed, ever
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import EngFormatter, FixedLocator, NullLocator
+from matplotlib.ticker import EngFormatter, FixedLocator, MaxNLocator, NullLocator
 
 from mamab import theory
 from mamab.errors import ConfigError
@@ -292,7 +292,14 @@ def frontier_axis(ax, bits: list[float]) -> None:
     ax.yaxis.set_major_formatter(EngFormatter(sep=""))
 
 
-def against_figure(results: list[ConfigResult], title: str, field: str, xlabel: str):
+def against_figure(
+    results: list[ConfigResult],
+    title: str,
+    field: str,
+    xlabel: str,
+    ylabel: str = "final regret per agent",
+    integer_x: bool = False,
+):
     """Median final regret per (honest, surviving) agent against a configuration field, with 95%
     bands: one line per strategy, one panel per setting."""
 
@@ -315,8 +322,10 @@ def against_figure(results: list[ConfigResult], title: str, field: str, xlabel: 
             )
             ax.fill_between(x, [b[1] for b in bands], [b[2] for b in bands], alpha=0.25,
                             color=line.get_color(), linewidth=0)  # fmt: skip
+        if integer_x:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
-    return panel_figure(results, title, xlabel, "final regret per agent", draw, exclude=(field,))
+    return panel_figure(results, title, xlabel, ylabel, draw, exclude=(field,))
 
 
 def loss_figure(results: list[ConfigResult], title: str):
@@ -326,7 +335,14 @@ def loss_figure(results: list[ConfigResult], title: str):
 
 def malicious_figure(results: list[ConfigResult], title: str):
     """Median final regret per honest agent against the number of malicious agents."""
-    return against_figure(results, title, "malicious", "malicious agents")
+    return against_figure(
+        results,
+        title,
+        "malicious",
+        "malicious agents",
+        "final regret per honest agent",
+        integer_x=True,
+    )
 
 
 def save(fig, path_stem: Path, style: Style | None = None) -> list[Path]:

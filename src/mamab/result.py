@@ -107,8 +107,8 @@ class Result:
         return ~self.malicious
 
     def survivor_mean(self, values: np.ndarray) -> np.ndarray:
-        """Mean over the honest agents that never crashed of (runs, agents, ...) values (NaN if
-        none)."""
+        """Mean over the surviving honest agents (never crashed, not malicious) of (runs, agents,
+        ...) values (NaN if none)."""
         return masked_mean(values, self.survived & self.honest)
 
     def final_regret_mean(self) -> np.ndarray:
@@ -202,6 +202,7 @@ class Result:
             "t": np.tile(self.grid.astype(np.int64), runs * agents),
             "regret": self.regret.reshape(-1),
             "bits": self.bits.reshape(-1),
+            "liar": np.repeat(~self.honest, points, axis=1).reshape(-1),  # this agent lied
         })  # fmt: skip
         for name, value in self.config_columns().items():
             frame[name] = value

@@ -146,7 +146,8 @@ def write_files(writers: dict[Path, Callable[[Path], None]]) -> None:
 
 
 def regret_table(result: Result) -> pa.Table:
-    """Long table: one row per (run, agent, t) with the cumulative regret."""
+    """Long table: one row per (run, agent, t) with the cumulative regret (``liar``: the agent
+    was malicious; means over agents leave liars out)."""
     runs, agents, points = result.regret.shape
     return pa.table(
         {
@@ -157,6 +158,7 @@ def regret_table(result: Result) -> pa.Table:
             "agent": np.tile(np.repeat(np.arange(agents, dtype=np.int64), points), runs),
             "t": np.tile(result.grid, runs * agents),
             "regret": result.regret.reshape(-1),
+            "liar": np.repeat(~result.honest, points, axis=1).reshape(-1),
         }
     )
 

@@ -58,21 +58,11 @@ class AlgorithmParams:
     def __post_init__(self) -> None:
         for name in ("alpha", "demab_radius"):
             value = getattr(self, name)
-            if value is not None and not (
-                isinstance(value, int | float)
-                and not isinstance(value, bool)
-                and math.isfinite(value)
-                and value > 0
-            ):
+            if value is not None and not (finite_number(value) and value > 0):
                 raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
         if not self.gossip_exponent > 1:
             raise ConfigError(f"gossip exponent must exceed 1, got {self.gossip_exponent}")
-        if not (
-            isinstance(self.block_exponent, int | float)
-            and not isinstance(self.block_exponent, bool)
-            and math.isfinite(self.block_exponent)
-            and self.block_exponent > 1
-        ):
+        if not (finite_number(self.block_exponent) and self.block_exponent > 1):
             raise ConfigError(
                 f"block exponent must be a finite number above 1, got {self.block_exponent!r}"
             )
@@ -154,3 +144,13 @@ def _param_value(name: str, value: object) -> ParamValue:
 
 
 _BUILT_IN_FIELDS = frozenset(f.name for f in fields(AlgorithmParams))
+
+
+def finite_number(value: object) -> bool:
+    """An int or float (not a bool) that is finite as a float (an int past float range is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

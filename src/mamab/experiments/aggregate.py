@@ -242,7 +242,8 @@ def _config_columns(results: list[ConfigResult], counts: list[int]) -> dict[str,
 
 
 def curves_table(results: list[ConfigResult]) -> pa.Table:
-    """Long table: one row per (configuration, run, t) with agent-mean regret and bits sent."""
+    """Long table: one row per (configuration, run, t) with the regret averaged over the honest
+    surviving agents and the bits sent averaged over every agent."""
     counts = [r.regret.size for r in results]
     columns: dict[str, object] = _config_columns(results, counts)
     if not results:
@@ -274,7 +275,7 @@ def finals_table(results: list[ConfigResult]) -> pa.Table:
     columns["diameter"] = each(lambda r, runs, agents: np.repeat(r.diameter, agents))
     columns["max_degree"] = each(lambda r, runs, agents: np.repeat(r.max_degree, agents))
     columns["crash"] = each(lambda r, runs, agents: r.crash.reshape(-1))
-    columns["malicious"] = each(lambda r, runs, agents: _liars(r).reshape(-1))
+    columns["liar"] = each(lambda r, runs, agents: _liars(r).reshape(-1))  # this agent lied
     return pa.table(columns)
 
 
@@ -392,7 +393,7 @@ def _rebuild(curves: dict[str, list], finals: dict[str, list]) -> list[ConfigRes
     )
     final = {name: np.asarray(finals[name], dtype=float if name == "final_regret" else np.int64)
              for name in ("final_regret", *COUNTERS, "diameter", "max_degree", "crash",
-                          "malicious") if name in finals}  # fmt: skip
+                          "liar") if name in finals}  # fmt: skip
     for key in dict.fromkeys(keys.tolist()):
         rows = np.flatnonzero(keys == key)
         n_runs = int(runs[rows].max()) + 1
@@ -420,7 +421,7 @@ def _rebuild(curves: dict[str, list], finals: dict[str, list]) -> list[ConfigRes
                 diameter=per_agent("diameter")[:, 0],
                 max_degree=per_agent("max_degree")[:, 0],
                 crash=per_agent("crash"),
-                malicious=per_agent("malicious") if "malicious" in final else None,
+                malicious=per_agent("liar") if "liar" in final else None,
                 graph_sha256=flat.get("graph_sha256"),  # None in tables from before issue 12
             )
         )

@@ -13,6 +13,10 @@ from mamab.experiments.spec import SweepSpec
 from mamab.plots import Style, draw_all
 from mamab.storage import atomic_write
 
+#: Algorithms whose alpha ``--alpha`` sets: the paper's UCB algorithms, and LCC-UCB's robust
+#: variant (compared with LCC-UCB, it must explore alike).
+ALPHA_FOLLOWS = PAPER_UCB | {"lcc-ucb-robust"}
+
 
 def with_alpha(spec: SweepSpec, alpha: float) -> SweepSpec:
     """``spec`` with the paper's UCB algorithms at ``alpha`` wherever it leaves alpha to the default.
@@ -23,7 +27,7 @@ def with_alpha(spec: SweepSpec, alpha: float) -> SweepSpec:
     AlgorithmParams(alpha=alpha)  # one-line error for a bad value
 
     def fix(config):
-        if config.algorithm not in PAPER_UCB or config.params.alpha is not None:
+        if config.algorithm not in ALPHA_FOLLOWS or config.params.alpha is not None:
             return config
         return dataclasses.replace(config, params=dataclasses.replace(config.params, alpha=alpha))
 
@@ -54,7 +58,7 @@ def reproduce(
     if spec.name.startswith("malicious"):
         title, notes = (
             "mamab: honest regret among malicious agents",
-            _malicious_notes(spec, outcome),
+            _malicious_notes(spec, outcome, alpha),
         )
     else:
         title, notes = (
@@ -84,10 +88,15 @@ def _paper_notes(spec: SweepSpec, outcome: SweepOutcome, alpha: float | None) ->
     )  # fmt: skip
 
 
-def _malicious_notes(spec: SweepSpec, outcome: SweepOutcome) -> str:
+def _malicious_notes(spec: SweepSpec, outcome: SweepOutcome, alpha: float | None) -> str:
+    stated = "" if alpha is None else (
+        f" alpha = {alpha:g} (--alpha) for LCC-UCB, its robust variant and no communication;"
+        " GosInE keeps its own."
+    )  # fmt: skip
     return (
         f"{_run_line(spec, outcome)} Liars are drawn anew every run among the N agents; they play "
         f"and talk like peers but forge every recommendation they send (docs/faults.md). Regret is "
         f"the mean over the honest agents. The robust variants block peers whose recommendations "
         f"do not prove out (docs/algorithms/lcc-ucb-robust.md, docs/algorithms/gosine-robust.md)."
+        f"{stated}"
     )  # fmt: skip

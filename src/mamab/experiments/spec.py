@@ -201,7 +201,12 @@ class Axis:
         if not _type_ok(v, self.types):
             names = " or ".join(t.__name__ for t in self.types)
             raise ConfigError(f"{where}: expected {names}, got {v!r}")
-        return float(v) if self.coerce_float else v
+        if not self.coerce_float:
+            return v
+        try:
+            return float(v)
+        except OverflowError:
+            raise ConfigError(f"{where}: {v!r} is too large for a number") from None
 
 
 class _MaliciousAxis(Axis):
