@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 from click.utils import make_default_short_help
 
-from mamab.cli_types import ENGINES, PARAM, parse_param
+from mamab.cli_types import ENGINES, PARAM, LazyChoice, parse_param
 from mamab.errors import ConfigError
 from mamab.options import problem_config, problem_options
 
@@ -358,7 +358,7 @@ def frontier(results_dir: Path) -> None:
 
 
 @cli.command()
-@click.option("--preset", type=click.Choice(["paper", "malicious"]), default="paper",
+@click.option("--preset", type=LazyChoice("mamab.experiments.spec", "PRESET_FAMILIES"), default="paper",
               show_default=True,
               help="paper: the paper's evaluation; malicious: honest regret against the number "
                    "of liars (docs/faults.md).")  # fmt: skip

@@ -91,16 +91,22 @@ def _mix_nb(z):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
-def lost(loss, key, step, round_, sender, receiver):
-    """numba twin of :func:`is_lost` (uint64 arithmetic wraps like the masked Python ints)."""
-    if loss <= 0.0:
-        return False
+@njit(cache=True, inline="always")
+def uniform_nb(key, step, round_, sender, receiver):
+    """numba twin of :func:`message_uniform` (uint64 arithmetic wraps like the masked ints)."""
     h = _mix_nb(np.uint64(key) ^ np.uint64(step))
     h = _mix_nb(h ^ np.uint64(round_))
     h = _mix_nb(h ^ np.uint64(sender))
     h = _mix_nb(h ^ np.uint64(receiver))
-    return np.float64(h >> np.uint64(11)) * 2.0**-53 < loss
+    return np.float64(h >> np.uint64(11)) * 2.0**-53
+
+
+@njit(cache=True)
+def lost(loss, key, step, round_, sender, receiver):
+    """numba twin of :func:`is_lost`."""
+    if loss <= 0.0:
+        return False
+    return uniform_nb(key, step, round_, sender, receiver) < loss
 
 
 @njit(cache=True)

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from mamab.attacks import ATTACK_SALT, FIXED, TRUTHFUL
-from mamab.faults import _mix_nb
+from mamab.faults import uniform_nb
 
 
 @njit(cache=True)
@@ -16,9 +16,5 @@ def forged(code, fixed, pool, key, step, sender, receiver, truth):
         return truth
     if code == FIXED:
         return fixed
-    h = _mix_nb(np.uint64(key) ^ np.uint64(ATTACK_SALT) ^ np.uint64(step))
-    h = _mix_nb(h ^ np.uint64(0))
-    h = _mix_nb(h ^ np.uint64(sender))
-    h = _mix_nb(h ^ np.uint64(receiver))
-    u = np.float64(h >> np.uint64(11)) * 2.0**-53
+    u = uniform_nb(np.uint64(key) ^ np.uint64(ATTACK_SALT), step, 0, sender, receiver)
     return pool[min(int(u * pool.size), pool.size - 1)]

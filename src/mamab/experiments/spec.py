@@ -58,7 +58,8 @@ TOP_KEYS = {
     "experiments": list,
 }
 REQUIRED = ("algorithms", "agents", "horizon")  # and arms, unless means are given
-PRESETS = ("paper", "paper-quick", "malicious", "malicious-quick")
+PRESET_FAMILIES = ("paper", "malicious")  # each ships as NAME.toml and NAME-quick.toml
+PRESETS = tuple(name for family in PRESET_FAMILIES for name in (family, f"{family}-quick"))
 MAX_CONFIGS = (
     100_000  # configurations per sweep: more is a typo, not a plan (checked before expanding)
 )
