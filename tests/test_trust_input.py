@@ -59,7 +59,7 @@ def strict_load(text: str):
 def test_no_survivor_writes_null_not_nan(tmp_path, capsys):
     code, out, err = invoke([*SMALL, "--crash-rate", "1", "--out", str(tmp_path / "o")], capsys)
     assert code == 0, err
-    assert "no agent survived" in out and "nan" not in out
+    assert "no honest agent survived" in out and "nan" not in out
     for name in ("summary.json", "metadata.json"):
         strict_load((tmp_path / "o" / name).read_text())
     summary = strict_load((tmp_path / "o" / "summary.json").read_text())
