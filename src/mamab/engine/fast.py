@@ -93,7 +93,9 @@ def run_ucb_family(
     known, fresh, nxt = (np.zeros(flood, dtype=np.bool_) for _ in range(3))
     late_pair = np.full(flood, -1, dtype=np.int64)  # relay pairs held for the next exchange
     heard = np.zeros(flood, dtype=np.int64)  # relay: the arm each agent first heard per origin
-    trust = robust_state(n if mode == kernels.ROBUST else 1)
+    robust = mode == kernels.ROBUST  # per CSR edge: offences, blocks, taken; the reverse edge
+    trust = robust_state(indices.size if robust else 1)
+    reverse = reverse_edges(indptr, indices) if robust else np.zeros(1, dtype=np.int64)
     count = np.zeros((n, slots), dtype=np.int64)
     total, mean, inv_sqrt = (np.zeros((n, slots)) for _ in range(3))
     cand = np.zeros((n, slots), dtype=np.int64)
@@ -113,17 +115,28 @@ def run_ucb_family(
             phases, block, indptr, indices, relay_rounds, message_bits,
             known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash,
             rec.back, rec.late, rec.late_reward, rec.late_n, late_pair, heard, rec.liar,
-            rec.attack, rec.attack_arm, rec.attack_pool, rec.attack_key, trust,
+            rec.attack, rec.attack_arm, rec.attack_pool, rec.attack_key, trust, reverse,
         )  # fmt: skip
     return rec.result(instance, trace)
 
 
-def robust_state(n: int) -> np.ndarray:
-    """LCC-UCB-ROBUST's (3, receiver, sender) offences, blocked-until phase and recommendation
-    taken for the running phase (-1: none), as a fresh agent has them."""
-    trust = np.zeros((3, n, n), dtype=np.int64)
+def robust_state(edges: int) -> np.ndarray:
+    """LCC-UCB-ROBUST's offences, blocked-until phase and recommendation taken for the running
+    phase (-1: none) per directed CSR edge (3, edges), as fresh agents have them: O(E), not O(N²)."""
+    trust = np.zeros((3, edges), dtype=np.int64)
     trust[kernels.TAKEN] = -1
     return trust
+
+
+def reverse_edges(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """For each directed CSR edge e = (u -> v), the index of (v -> u): once per run, vectorised.
+
+    The graph is undirected and each row sorted, so the keys u·N + v of the edges ascend and
+    each reversed key is found by binary search.
+    """
+    n = indptr.size - 1
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    return np.searchsorted(rows * n + indices, indices * n + rows).astype(np.int64)
 
 
 def run_demab(

@@ -16,8 +16,10 @@ messages, as the reference host delivers them.
 Malicious agents (``liar``) of the LCC family forge every recommendation they send, per receiver,
 with :func:`mamab.engine.attack_kernel.forged`; a relay forges its own (origin, arm) pair and
 forwards the others as received, so the flood keeps the arm each agent first heard per origin
-(``heard``). LCC-UCB-ROBUST (mode ``ROBUST``) keeps, per (receiver, sender), the offences, the
-phase a block lasts until and the recommendation taken for the running phase (``trust``).
+(``heard``). LCC-UCB-ROBUST (mode ``ROBUST``) keeps, per directed CSR edge (receiver n's e-th
+neighbour as sender, e in indptr[n]..indptr[n+1]), the offences, the phase a block lasts until and
+the recommendation taken for the running phase (``trust``): O(E) memory, not O(N²). A message from
+n to its neighbour v = indices[e] is judged on v's edge ``reverse[e]``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
 
 NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY, ROBUST = 0, 1, 2, 3, 4  # LCC family: >= LCC
-OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, receiver, sender)
+OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)
 SENT, BITS, RECV, BITS_RECV, ROUNDS, LOST, BITS_LOST = 0, 1, 2, 3, 4, 5, 6
 STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3
 SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candidates pay
@@ -203,41 +205,46 @@ def _sent_arm(recs, liar, attack, attack_arm, attack_pool, attack_key, step, sen
 
 
 @njit(cache=True, inline="always")
-def _takes(mode, trust, receiver, sender, arm, phase):
-    """Whether ``receiver`` joins ``sender``'s recommendation for ``phase``: always, except for a
-    robust agent that blocks the sender until a later phase; a robust agent remembers what it
-    takes."""
-    if mode != ROBUST:
-        return True
-    if phase < trust[BLOCKED, receiver, sender]:
+def _takes(trust, edge, arm, phase):
+    """Whether a robust receiver joins, for ``phase``, the recommendation ``arm`` arriving on its
+    CSR ``edge``: not while that sender is blocked; what it takes is remembered."""
+    if phase < trust[BLOCKED, edge]:
         return False
-    trust[TAKEN, receiver, sender] = arm
+    trust[TAKEN, edge] = arm
     return True
 
 
+@njit(cache=True, inline="always")
+def _edge_of(indptr, indices, receiver, sender):
+    """The receiver's CSR edge of ``sender`` (rows are sorted): for held messages, which do not
+    carry their edge."""
+    row = indices[indptr[receiver] : indptr[receiver + 1]]
+    return indptr[receiver] + np.searchsorted(row, sender)
+
+
 @njit(cache=True)
-def _judge(trust, recs, phase):
+def _judge(trust, recs, indptr, phase):
     """Robust agents, at the end of ``phase``: a sender whose recommendation taken for it is not
     the agent's most-played arm is blocked for as many phases as it has offended; taken is cleared.
 
     A dead agent is judged too (the reference's does not end the phase): harmless, its state is
     wiped when it recovers (:func:`_forget_trust`) and unused if it never does."""
-    n_agents = recs.shape[0]
-    for n in range(n_agents):
-        for v in range(n_agents):
-            taken = trust[TAKEN, n, v]
+    for n in range(recs.shape[0]):
+        for e in range(indptr[n], indptr[n + 1]):
+            taken = trust[TAKEN, e]
             if taken >= 0 and taken != recs[n]:
-                trust[OFFENCES, n, v] += 1
-                trust[BLOCKED, n, v] = phase + 1 + trust[OFFENCES, n, v]
-            trust[TAKEN, n, v] = -1
+                trust[OFFENCES, e] += 1
+                trust[BLOCKED, e] = phase + 1 + trust[OFFENCES, e]
+            trust[TAKEN, e] = -1
 
 
 @njit(cache=True)
-def _forget_trust(trust, n):
-    """Robust agent n after a crash: no offences, no blocks, nothing taken."""
-    trust[OFFENCES, n, :] = 0
-    trust[BLOCKED, n, :] = 0
-    trust[TAKEN, n, :] = -1
+def _forget_trust(trust, indptr, n):
+    """Robust agent n after a crash: no offences, no blocks, nothing taken on any of its edges."""
+    first, last = indptr[n], indptr[n + 1]
+    trust[OFFENCES, first:last] = 0
+    trust[BLOCKED, first:last] = 0
+    trust[TAKEN, first:last] = -1
 
 
 @njit(cache=True)
@@ -262,14 +269,14 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
                untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
                counters, known, fresh, nxt, recs, loss, delay, fault_key, alive, late, late_reward,
                late_n, late_pair, heard, liar, attack, attack_arm, attack_pool, attack_key,
-               trust):  # fmt: skip
+               trust, reverse):  # fmt: skip
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
     n_agents = slot_arm.shape[0]
     step = pos[STEP] + 1
     for n in range(n_agents):
         recs[n] = slot_arm[n, most_played(n, size[n], count)]
     if mode == ROBUST:
-        _judge(trust, recs, pos[PHASE])
+        _judge(trust, recs, indptr, pos[PHASE])
     pos[PHASE] += 1
     pos[IN_PHASE] = 0
     more = pos[PHASE] < phase_len.size  # after the last phase, messages are sent but unused
@@ -303,7 +310,7 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
             if (
                 route(counters, f, n, v, message_bits, arm, 0.0, late, late_reward, late_n)
                 and more
-                and _takes(mode, trust, v, n, arm, pos[PHASE])
+                and (mode != ROBUST or _takes(trust, reverse[e], arm, pos[PHASE]))
             ):
                 _join(v, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
 
@@ -311,18 +318,18 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
 @njit(cache=True)
 def _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known, slot_arm,
                           size, count, total, mean, inv_sqrt, untried, block_end, heard, trust,
-                          phase):  # fmt: skip
+                          phase, indptr, indices):  # fmt: skip
     """Recommendations held since the last exchange arrive: if the phase they were meant for is
     still running (not ``ended`` with this step), the receiver's UCB takes their arms."""
     for i in range(late_n[0]):
-        if (
-            arrive(late, i, counters, alive)
-            and not ended
-            and mode != RELAY
-            and _takes(mode, trust, late[i, 1], late[i, 0], late[i, 3], phase)
-        ):
-            _join(late[i, 1], late[i, 3], slot_arm, size, count, total, mean, inv_sqrt, untried,
-                  block_end)  # fmt: skip
+        if not arrive(late, i, counters, alive) or ended or mode == RELAY:
+            continue
+        sender, receiver, arm = late[i, 0], late[i, 1], late[i, 3]
+        if mode == ROBUST:
+            edge = _edge_of(indptr, indices, receiver, sender)
+            if not _takes(trust, edge, arm, phase):
+                continue
+        _join(receiver, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
     late_n[0] = 0
     if mode != RELAY:
         return
@@ -363,7 +370,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
               phase_len, block, indptr, indices, relay_rounds, message_bits,
               known, fresh, nxt, trace, trace_out, loss, delay, fault_key, crash, back, late,
               late_reward, late_n, late_pair, heard, liar, attack, attack_arm, attack_pool,
-              attack_key, trust):  # fmt: skip
+              attack_key, trust, reverse):  # fmt: skip
     """Simulate ``noise.shape[0]`` steps of every agent of one run.
 
     Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
@@ -382,7 +389,7 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                 _restart_ucb(n, mode >= LCC, block, slot_arm, size, count, total, mean, inv_sqrt,
                              in_cand, untried, samples, block_end)  # fmt: skip
                 if mode == ROBUST:
-                    _forget_trust(trust, n)
+                    _forget_trust(trust, indptr, n)
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
@@ -473,13 +480,15 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             if late_n[0] > 0:
                 _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known,
                                       slot_arm, size, count, total, mean, inv_sqrt, untried,
-                                      block_end, heard, trust, pos[PHASE])  # fmt: skip
+                                      block_end, heard, trust, pos[PHASE], indptr,
+                                      indices)  # fmt: skip
             if ended:
                 _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
                            in_cand, untried, samples, block_end, block, indptr, indices,
                            relay_rounds, message_bits, counters, known, fresh, nxt, recs, loss,
                            delay, fault_key, alive, late, late_reward, late_n, late_pair, heard,
-                           liar, attack, attack_arm, attack_pool, attack_key, trust)  # fmt: skip
+                           liar, attack, attack_arm, attack_pool, attack_key, trust,
+                           reverse)  # fmt: skip
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret
