@@ -1,11 +1,15 @@
 """LCC-UCB-ROBUST: the blocking rule, LCC-UCB's messages, and what blocking buys under attack."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from mamab import Config, simulate
+from mamab import topology as topo
 from mamab.agents import LccUcbRobustAgent
 from mamab.agents.base import Message
+from mamab.engine.fast import reverse_edges
 from mamab.schedule import index_bits
 
 WORST, BEST = 5, 0  # agent 0's rewards: arm 0 pays 1, every other arm 0
@@ -90,6 +94,41 @@ def test_messages_and_bits_are_lcc_ucb_s(graph):
     for name in plain.counts:
         assert np.array_equal(plain.counts[name], robust.counts[name]), name
     assert not np.array_equal(plain.regret, robust.regret)  # it did block someone
+
+
+# -- the fast engine keeps the blocking state per CSR edge --
+
+
+@pytest.mark.parametrize(
+    "kind, n",
+    [("complete", 1), ("complete", 2), ("complete", 7), ("ring", 9), ("line", 5), ("star", 6),
+     ("grid", 12), ("erdos-renyi", 40)],
+)  # fmt: skip
+def test_reverse_edges_pair_each_edge_with_its_opposite(kind, n):
+    indptr, indices = topo.build(kind, n, rng=np.random.default_rng(n)).csr()
+    reverse = reverse_edges(indptr, indices)
+    rows = np.repeat(np.arange(n), np.diff(indptr))  # the receiver of each edge
+    assert reverse.dtype == np.int64 and reverse.shape == indices.shape
+    assert np.array_equal(rows[reverse], indices) and np.array_equal(indices[reverse], rows)
+
+
+def test_blocking_state_grows_with_the_edges_not_the_agents_squared():
+    """A 3000-agent ring: robust's state is a few int64 per edge (dense (3, N, N): 216 MB)."""
+    import tracemalloc
+
+    def peak(algorithm: str) -> int:
+        config = Config(algorithm, agents=3000, arms=3000, horizon=40, graph="ring", seed=1)
+        simulate(Config(algorithm, agents=4, arms=4, horizon=5), jobs=1)  # kernels loaded first,
+        simulate(replace(config, horizon=1), jobs=1)  # and the ring built (cached) untraced
+        tracemalloc.start()
+        try:
+            simulate(config, jobs=1)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    edges = 2 * 3000
+    assert peak("lcc-ucb-robust") - peak("lcc-ucb") <= 64 * edges + 100_000
 
 
 # -- regret (fast engine, fixed seeds; docs/algorithms/lcc-ucb-robust.md has the full table) --

@@ -30,6 +30,7 @@ NODE_BYTES = 500  # networkx node dicts + neighbour tuple, per node
 STATE_BYTES = 50  # per (agent, arm slot): counts, sums, means, bonuses, candidates
 REFERENCE_SLOWDOWN = 300.0  # the online agents against the numba kernels, per agent-step
 PAIR_BLOCK_BYTES = 24 * (1 << 22)  # G(n, p): one block of pair draws and their indices
+ROBUST_EDGE_BYTES = 56  # lcc-ucb-robust per directed edge: 4 int64 kept, 3 while building
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,8 @@ def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, floa
     elif algo in ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-robust"):
         slots = block + shape.max_degree
         bytes_ = n * slots * STATE_BYTES + 40 * 2 * shape.edges  # + delayed-message capacity
-        bytes_ += 24 * n * n if algo == "lcc-ucb-robust" else 0  # offences, blocks, taken
+        if algo == "lcc-ucb-robust":  # per directed edge: offences, blocks, taken, reverse
+            bytes_ += ROBUST_EDGE_BYTES * 2 * shape.edges  # edge, and the reverse's temporaries
         ns = 20 + 0.7 * slots
     elif algo == "lcc-ucb-relay":
         slots = block + n - 1
