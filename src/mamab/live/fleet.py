@@ -105,9 +105,10 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
         def column(key: str, rows: list[dict | None] = agents) -> list:
             return [None if r is None else r[key] for r in rows]
 
-        finished = [r["final_regret"] for r in agents if r is not None and not r["malicious"]]
-        liars = [int(i) for i in np.flatnonzero(draw_malicious(
-            config.seed, run, config.agents, config.malicious)[0])]  # fmt: skip
+        lies = draw_malicious(config.seed, run, config.agents, config.malicious)[0]
+        liars = np.flatnonzero(lies).tolist()  # the run's draw: also for nodes that died
+        finished = [r["final_regret"] for r, lied in zip(agents, lies, strict=True)
+                    if r is not None and not lied]  # fmt: skip
         noticed: dict[int, int] = {}
         for record in records:
             for peer, step in (record or {}).get("silent", {}).items():
