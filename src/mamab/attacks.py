@@ -81,7 +81,7 @@ def attack_plan(attack: str, means: np.ndarray, key: int) -> AttackPlan:
     """The plan of ``attack`` on arms of ``means``."""
     means = np.asarray(means, dtype=np.float64)
     best = int(np.argmax(means))
-    others = np.array([a for a in range(means.size) if a != best], dtype=np.int64)
+    others = np.delete(np.arange(means.size, dtype=np.int64), best)
     if attack == "truthful" or others.size == 0:
         return AttackPlan(TRUTHFUL, best, np.array([best], dtype=np.int64), key)
     if attack == "random":
