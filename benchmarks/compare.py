@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -29,6 +30,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+
+
+def refuse(message: str) -> SystemExit:
+    """A bad argument: one line on stderr, exit code 2 (as mamab's command line)."""
+    print(f"compare.py: {message}", file=sys.stderr)
+    return SystemExit(2)
 
 
 def git(*args: str, cwd: Path = REPO) -> str:
@@ -53,15 +60,13 @@ class Checkouts:
         path = Path(rev)
         if path.is_dir():
             if not (path / "src" / "mamab").is_dir():
-                raise SystemExit(f"{rev} is a directory without src/mamab: not a mamab checkout")
+                raise refuse(f"{rev} is a directory without src/mamab: not a mamab checkout")
             self.labels.append(f"{rev} (path)")
             return path.resolve()
         try:
             commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
         except subprocess.CalledProcessError:
-            raise SystemExit(
-                f"{rev!r} is neither a directory nor a git revision of {REPO}"
-            ) from None
+            raise refuse(f"{rev!r} is neither a directory nor a git revision of {REPO}") from None
         where = self.tmp / side
         git("worktree", "add", "--detach", str(where), commit)
         self.made.append(where)
@@ -142,6 +147,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1 or args.repeat < 1:
         parser.error("--rounds and --repeat must be at least 1")
+    try:
+        re.compile(args.filter or "")
+    except re.error as err:
+        parser.error(f"--filter is not a regular expression: {err}")
     # SIGTERM as an exception too, so the worktrees are removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("compare.py: terminated"))
     checkouts = Checkouts()
