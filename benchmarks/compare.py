@@ -88,7 +88,7 @@ def harness(args: argparse.Namespace, checkout: Path) -> Path:
 def run_rows(args: argparse.Namespace, checkout: Path, warm: bool = False) -> dict[str, float]:
     """One fresh process of the harness on ``checkout``'s sources: {row label: best seconds}."""
     command = [sys.executable, str(harness(args, checkout)), "--rows", "--repeat", str(args.repeat),
-               "--min-time", str(args.min_time)]  # fmt: skip
+               "--min-time", str(args.min_time), "--clock", args.clock]  # fmt: skip
     if args.filter:
         command += ["--filter", args.filter]
     if args.quick:
@@ -106,11 +106,15 @@ def run_rows(args: argparse.Namespace, checkout: Path, warm: bool = False) -> di
     return {line["row"]: line["seconds"] for line in lines[1:]}
 
 
-def markdown(labels: list[str], rounds: list[tuple[dict, dict]]) -> str:
+def markdown(labels: list[str], rounds: list[tuple[dict, dict]], clock: str) -> str:
     rows = [row for row in rounds[0][0] if all(row in a and row in b for a, b in rounds)]
     head = ["row", "A best s", "B best s"] + [f"B/A r{i + 1}" for i in range(len(rounds))]
     head.append("median B/A")
-    lines = [f"A = {labels[0]}, B = {labels[1]}; {len(rounds)} alternating rounds.", ""]
+    lines = [
+        f"A = {labels[0]}, B = {labels[1]}; {len(rounds)} alternating rounds; "
+        f"seconds of {clock} time per simulation, best of each round.",
+        "",
+    ]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     medians = []
     for row in rows:
@@ -139,6 +143,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of this many per round")
     parser.add_argument("--min-time", type=float, default=0.2,
                         help="seconds a measurement lasts at least (a row is repeated within it)")  # fmt: skip
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="time the process's CPU (default: robust to other load) or wall time")  # fmt: skip
     parser.add_argument("--filter", help="only rows whose label matches this regex (run.py --list)")
     parser.add_argument("--quick", action="store_true", help="horizons / 10")
     parser.add_argument("--harness", choices=("self", "each"), default="self",
@@ -167,7 +173,7 @@ def main() -> None:
             a = run_rows(args, checkouts.paths[0])
             b = run_rows(args, checkouts.paths[1])
             rounds.append((a, b))
-        print(markdown(checkouts.labels, rounds))
+        print(markdown(checkouts.labels, rounds, args.clock))
         load = os.getloadavg()
         print(f"\n_({time.perf_counter() - start:.0f} s; load average at the end {load[0]:.1f})_")
         if args.json:
