@@ -132,6 +132,22 @@ def test_redefining_without_registering_again_counts_too(register):
     assert registry.plugin_fingerprint("my-plugin") != first
 
 
+def test_a_callable_object_as_make_counts_its_class_and_state(register):
+    class Maker:
+        def __init__(self, arm):
+            self.arm = arm
+
+        def __call__(self, topology, n_arms, horizon, params, rng):
+            return exec_cell(CELL, self.arm)(topology, n_arms, horizon, params, rng)
+
+    register(Maker(0))
+    first = registry.plugin_fingerprint("my-plugin")
+    register(Maker(0))
+    assert registry.plugin_fingerprint("my-plugin") == first
+    register(Maker(1))
+    assert registry.plugin_fingerprint("my-plugin") != first
+
+
 def test_the_fingerprint_is_the_same_in_every_process():
     """Workers and the main process must agree: no ids, no hash-seed dependent order."""
     code = (

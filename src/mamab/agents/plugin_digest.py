@@ -119,8 +119,12 @@ class _Walker:
         elif type(obj).__module__ == "numpy" and hasattr(obj, "tobytes"):  # an array or scalar
             self.put("array", obj.dtype, getattr(obj, "shape", ()))
             self.put(hashlib.sha256(obj.tobytes()).hexdigest())
-        else:  # a module, an instance, a builtin: its kind and where it comes from
-            self.put("object", type(obj).__module__, type(obj).__qualname__)
+        else:  # a module, a builtin, an instance: its kind; a user instance: its class and state
+            kind = type(obj)
+            self.put("object", kind.__module__, kind.__qualname__)
+            if _top(kind) not in LIBRARIES:
+                self.visit(kind)
+                self.visit(getattr(obj, "__dict__", None))
 
     def _user(self, obj: object) -> bool:
         top = _top(obj)

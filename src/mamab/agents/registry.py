@@ -390,7 +390,9 @@ def _add(info: AlgorithmInfo) -> None:
 
 
 def _where(make: object) -> str:
-    return f"{getattr(make, '__module__', '?')}:{getattr(make, '__qualname__', repr(make))}"
+    """module:name of ``make``; a callable object by its class (no address: task files compare it)."""
+    name = getattr(make, "__qualname__", None) or f"{type(make).__qualname__} object"
+    return f"{getattr(make, '__module__', '?')}:{name}"
 
 
 def _ensure_builtins() -> None:
