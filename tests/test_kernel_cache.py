@@ -92,6 +92,25 @@ def test_every_kernel_caches_under_the_fingerprint(tmp_path):
     assert (Path(expected) / kernel_cache.STAMP).is_file()
 
 
+def test_a_plugin_kernel_caches_under_its_own_key(tmp_path, monkeypatch):
+    """What a plugin's kernel module will do (issue 19): decorate under mamab's fingerprint with
+    its package's folded in; kernels decorated afterwards go back to the built-ins' directory."""
+    from numba.core import config
+
+    before = str(kernel_cache.configure())  # the process's own, before the environment changes
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    plugin = "0123456789abcdef"
+    with kernel_cache.caching_under(plugin) as where:
+        assert where == tmp_path / "mamab" / kernel_cache.key(plugin) != kernel_cache.directory()
+
+        @kernel_cache.njit(cache=True)
+        def twice(x):
+            return 2 * x
+
+    assert twice._cache._cache_path.startswith(str(where) + os.sep)
+    assert before == config.CACHE_DIR
+
+
 def test_kernels_are_decorated_through_the_kernel_cache():
     """No module of mamab takes numba's own ``njit``/``jit`` (it would cache beside the sources,
     keyed on its own file only): every kernel uses :func:`mamab.kernel_cache.njit`."""
