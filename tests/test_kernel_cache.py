@@ -69,7 +69,8 @@ def test_the_directory_respects_numba_cache_dir_and_xdg(monkeypatch, tmp_path):
 
 def test_every_kernel_caches_under_the_fingerprint(tmp_path):
     """Every cached numba function of mamab, whatever the import order, caches in one directory
-    named by the code fingerprint (today's code: beside a hash of the source directory only)."""
+    named by the code fingerprint (today's code: beside a hash of the source directory only);
+    numba's global setting is left as the user made it."""
     code = (
         "import importlib, json, pkgutil, mamab\n"
         "from mamab.fingerprint import code_fingerprint\n"
@@ -82,14 +83,16 @@ def test_every_kernel_caches_under_the_fingerprint(tmp_path):
         "        cache = getattr(obj, '_cache', None)\n"
         "        if getattr(cache, '_cache_path', None):\n"
         "            paths.append(cache._cache_path)\n"
-        "print(json.dumps([code_fingerprint(), paths]))\n"
+        "from numba.core import config\n"
+        "print(json.dumps([code_fingerprint(), paths, config.CACHE_DIR]))\n"
     )
     src = copy_package(tmp_path)
-    fingerprint, paths = json.loads(run_python(code, src, tmp_path / "cache"))
+    fingerprint, paths, numba_default = json.loads(run_python(code, src, tmp_path / "cache"))
     assert len(paths) > 20
     expected = str(tmp_path / "cache" / "mamab" / fingerprint)
     assert all(p.startswith(expected + os.sep) for p in paths), paths[0]
     assert (Path(expected) / kernel_cache.STAMP).is_file()
+    assert numba_default == str(tmp_path / "cache")  # numba's own setting, for other users: as set
 
 
 def test_a_plugin_kernel_caches_under_its_own_key(tmp_path, monkeypatch):
@@ -97,7 +100,8 @@ def test_a_plugin_kernel_caches_under_its_own_key(tmp_path, monkeypatch):
     its package's folded in; kernels decorated afterwards go back to the built-ins' directory."""
     from numba.core import config
 
-    before = str(kernel_cache.configure())  # the process's own, before the environment changes
+    ours = kernel_cache.configure()  # the process's own, chosen before the environment changes
+    numba_default = config.CACHE_DIR
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     plugin = "0123456789abcdef"
     with kernel_cache.caching_under(plugin) as where:
@@ -107,8 +111,13 @@ def test_a_plugin_kernel_caches_under_its_own_key(tmp_path, monkeypatch):
         def twice(x):
             return 2 * x
 
+    @kernel_cache.njit(cache=True)
+    def thrice(x):
+        return 3 * x
+
     assert twice._cache._cache_path.startswith(str(where) + os.sep)
-    assert before == config.CACHE_DIR
+    assert thrice._cache._cache_path.startswith(str(ours) + os.sep)
+    assert numba_default == config.CACHE_DIR
 
 
 def test_kernels_are_decorated_through_the_kernel_cache():

@@ -6,8 +6,8 @@ the modules it calls: edit a constant of :mod:`mamab.faults` that a kernel of
 mamab kernel is cached in a directory named by the code fingerprint
 (:func:`mamab.fingerprint.code_fingerprint`, the one task files record): changed sources, a new
 directory, a fresh compile. Kernels are decorated with this module's :func:`njit`, which points
-numba's cache there before numba's own ``njit`` picks a cache location (it does so when the
-decorator runs, at import).
+numba's cache there while numba's own ``njit`` picks a cache location (it does so when the
+decorator is applied, at import), and only then: other numba users are not affected.
 
 The directory is ``$NUMBA_CACHE_DIR/mamab/<fingerprint>`` when the user sets ``NUMBA_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/mamab/kernels/<fingerprint>`` (``~/.cache/mamab/kernels/<fingerprint>``),
@@ -45,7 +45,8 @@ IDLE = 24 * 3600
 STAMP = ".last-used"
 _KEY = re.compile(r"[0-9a-f]{16}")
 _lock = threading.RLock()
-_active: Path | None = None
+_active: Path | None = None  # this code's directory, once chosen
+_scope: Path | None = None  # inside caching_under: the directory kernels are cached in
 
 
 def key(*extra: str) -> str:
@@ -75,40 +76,57 @@ def directory(*extra: str) -> Path:
 
 
 def configure() -> Path:
-    """Point numba's cache at this code's directory (once per process); returns the directory.
-
-    Called by :func:`njit` before the first kernel is decorated.
-    """
+    """This code's cache directory, created, checked writable and stamped once per process."""
     global _active
     with _lock:
         if _active is None:
-            from numba.core import config
-
             _active = _usable(directory)
-            config.CACHE_DIR = str(_active)
         return _active
 
 
 def njit(*args: Any, **options: Any) -> Any:
-    """numba's ``njit``, caching under this code's directory (use it for every mamab kernel)."""
-    configure()
+    """numba's ``njit``, caching under this code's directory (use it for every mamab kernel).
+
+    numba picks a cached function's directory from its global ``CACHE_DIR`` when the decorator
+    is applied; it is set for that moment only, so the numba functions of other libraries and
+    of the user keep numba's own cache locations.
+    """
     from numba import njit as numba_njit
 
-    return numba_njit(*args, **options)
+    if args and callable(args[0]):  # njit(function, ...)
+        with _numba_cache_dir():
+            return numba_njit(*args, **options)
+    decorate = numba_njit(*args, **options)
+
+    def apply(function: Callable[..., Any]) -> Any:
+        with _numba_cache_dir():
+            return decorate(function)
+
+    return apply
 
 
 @contextlib.contextmanager
 def caching_under(*extra: str) -> Iterator[Path]:
     """Kernels decorated inside (a plugin's kernel module imported) cache under ``key(*extra)``."""
+    global _scope
+    with _lock:
+        saved, _scope = _scope, _usable(lambda: directory(*extra))
+        try:
+            yield _scope
+        finally:
+            _scope = saved
+
+
+@contextlib.contextmanager
+def _numba_cache_dir() -> Iterator[None]:
+    """numba's ``CACHE_DIR`` set to the directory in force (a plugin's scope, else this code's)."""
     from numba.core import config
 
     with _lock:
-        configure()
         saved = config.CACHE_DIR
-        where = _usable(lambda: directory(*extra))
-        config.CACHE_DIR = str(where)
+        config.CACHE_DIR = str(_scope or configure())
         try:
-            yield where
+            yield
         finally:
             config.CACHE_DIR = saved
 
