@@ -65,8 +65,8 @@ def define(choose):
     return make
 
 
-def exec_cell(cell: str, arm: int):
-    namespace = {"__name__": "__main__", "ARM": arm}
+def exec_cell(cell: str, arm: int, name: str | None = "__main__"):
+    namespace = {"ARM": arm} if name is None else {"__name__": name, "ARM": arm}
     exec(compile(cell, "<notebook cell>", "exec"), namespace)
     return namespace["make"]
 
@@ -120,6 +120,16 @@ def test_a_plugin_without_source_is_fingerprinted_by_its_code(register, tmp_path
     assert registry.plugin_fingerprint("my-plugin") != first
     assert sweep(tmp_path).tasks_run == 2
     register(exec_cell(CELL, 3))  # a global the agent reads
+    assert registry.plugin_fingerprint("my-plugin") != first
+
+
+def test_code_exec_without_a_module_name_counts(register):
+    """exec() into a bare namespace: functions have no __module__, classes say 'builtins'."""
+    make = exec_cell(CELL, 0, name=None)
+    assert make.__globals__["CellAgent"].__module__ == "builtins"
+    register(make)
+    first = registry.plugin_fingerprint("my-plugin")
+    register(exec_cell(CELL.replace("self._chose(ARM)", "self._chose(ARM + 1)"), 0, name=None))
     assert registry.plugin_fingerprint("my-plugin") != first
 
 

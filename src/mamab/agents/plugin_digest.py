@@ -13,6 +13,7 @@ set order), so workers and the main process agree.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import sys
@@ -61,8 +62,17 @@ def _file_digest(path: Path, mtime_ns: int, size: int) -> bytes:
     return hashlib.sha256(path.read_bytes()).digest()
 
 
-def _top(obj: object) -> str:
-    return (getattr(obj, "__module__", None) or "builtins").partition(".")[0]
+def _module(obj: object) -> str:
+    """Where ``obj`` was defined; code exec'd without a ``__name__`` counts as ``__main__``."""
+    return getattr(obj, "__module__", None) or "__main__"
+
+
+def _library(obj: object) -> bool:
+    """Whether ``obj`` comes from a library (named only, not walked into)."""
+    top = _module(obj).partition(".")[0]
+    if top == "builtins":  # a real builtin, or a class exec'd without __name__ (named so too)
+        return getattr(builtins, getattr(obj, "__qualname__", ""), None) is obj
+    return top in LIBRARIES
 
 
 class _Walker:
@@ -122,15 +132,15 @@ class _Walker:
         else:  # a module, a builtin, an instance: its kind; a user instance: its class and state
             kind = type(obj)
             self.put("object", kind.__module__, kind.__qualname__)
-            if _top(kind) not in LIBRARIES:
+            if not _library(kind):
                 self.visit(kind)
                 self.visit(getattr(obj, "__dict__", None))
 
     def _user(self, obj: object) -> bool:
-        top = _top(obj)
-        if top in LIBRARIES:
-            self.put("library", getattr(obj, "__module__", ""), getattr(obj, "__qualname__", ""))
+        if _library(obj):
+            self.put("library", _module(obj), getattr(obj, "__qualname__", ""))
             return False
+        top = _module(obj).partition(".")[0]
         if top not in NO_PACKAGE:
             self.packages.add(top)
         return True
@@ -138,7 +148,7 @@ class _Walker:
     def _function(self, fn: types.FunctionType) -> None:
         if not self._user(fn):
             return
-        self.put("function", fn.__module__, fn.__qualname__)
+        self.put("function", _module(fn), fn.__qualname__)
         self._code(fn.__code__, fn.__globals__)
         self.visit(fn.__defaults__)
         self.visit(fn.__kwdefaults__)
@@ -165,7 +175,7 @@ class _Walker:
     def _class(self, cls: type) -> None:
         if not self._user(cls):
             return
-        self.put("class", cls.__module__, cls.__qualname__)
+        self.put("class", _module(cls), cls.__qualname__)
         for base in cls.__bases__:
             self.visit(base)
         for name, value in vars(cls).items():
