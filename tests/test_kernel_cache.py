@@ -68,16 +68,15 @@ def test_the_directory_respects_numba_cache_dir_and_xdg(monkeypatch, tmp_path):
 
 
 def test_every_kernel_caches_under_the_fingerprint(tmp_path):
-    """Every cached numba function of mamab, whatever the import order, caches in one directory
-    named by the code fingerprint (today's code: beside a hash of the source directory only);
-    numba's global setting is left as the user made it."""
+    """Every cached numba function of every module of mamab (the live network aside), whatever
+    the import order, caches in one directory named by the code fingerprint (today's code:
+    beside a hash of the source directory only); numba's global setting is left as it was."""
     code = (
         "import importlib, json, pkgutil, mamab\n"
         "from mamab.fingerprint import code_fingerprint\n"
-        "import mamab.engine\n"
         "paths = []\n"
-        "names = ['mamab.faults'] + ['mamab.engine.' + i.name for i in "
-        "pkgutil.iter_modules(mamab.engine.__path__)]\n"
+        "names = [i.name for i in pkgutil.walk_packages(mamab.__path__, 'mamab.')\n"
+        "         if not i.name.startswith(('mamab.live', 'mamab.__main__'))]\n"
         "for name in names:\n"
         "    for obj in vars(importlib.import_module(name)).values():\n"
         "        cache = getattr(obj, '_cache', None)\n"
