@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mamab.engine.kernels import (
     BITS,
@@ -27,6 +26,7 @@ from mamab.engine.kernels import (
     fate_to,
 )
 from mamab.faults import DELAY, DELIVER, LOSE
+from mamab.kernel_cache import njit
 
 
 @njit(cache=True, nogil=True)

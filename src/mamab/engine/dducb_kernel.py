@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+from mamab.kernel_cache import njit
 
 
 @njit(cache=True, nogil=True)

@@ -27,11 +27,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mamab.engine.attack_kernel import forged
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
+from mamab.kernel_cache import njit
 
 NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY, ROBUST = 0, 1, 2, 3, 4  # LCC family: >= LCC
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)

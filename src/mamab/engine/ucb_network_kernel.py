@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mamab.engine.kernels import BITS, GRID, STEP
 from mamab.engine.ucb_kernels import argmax_index
+from mamab.kernel_cache import njit
 
 
 @njit(cache=True, inline="always")

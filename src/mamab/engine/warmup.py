@@ -1,9 +1,10 @@
 """The first run compiles the numba kernels (about 20 s); say so, or compile ahead.
 
-numba caches each compiled kernel on disk (``cache=True``: beside the sources, or in numba's
-user cache when that is read-only). When a kernel's cache index is missing the next run
-compiles it: :func:`compile_notice` then prints one line on stderr, once per process, and
-``mamab warmup`` (:func:`warmup`) compiles every kernel ahead, with progress.
+numba caches each compiled kernel on disk, in the directory of the running code's fingerprint
+(:mod:`mamab.kernel_cache`: a changed source is a new directory, so a fresh compile). When a
+kernel's cache index is missing there the next run compiles it: :func:`compile_notice` then
+prints one line on stderr, once per process, and ``mamab warmup`` (:func:`warmup`) compiles
+every kernel ahead, with progress.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _entry_kernels(module: str) -> list:
 
 
 def _cached(kernel) -> bool:
-    """Whether numba's on-disk cache holds an index for ``kernel``."""
+    """Whether numba's on-disk cache holds an index for ``kernel`` (its locator points into this
+    code's fingerprint directory: the kernel modules decorate through ``kernel_cache.njit``)."""
     try:
         index = kernel._cache._cache_file._index_path
     except AttributeError:  # another numba's internals: assume warm rather than cry wolf
