@@ -150,8 +150,8 @@ def run_reference(
 def plugin_failure(info: AlgorithmInfo, step: int, err: BaseException) -> PluginError:
     """One line: which plugin failed, when, in which method of which agent, and how."""
     when = "in make()" if step == 0 else f"at step {step}"
-    culprit = _culprit(err.__traceback__)
-    if culprit is not None and not (step == 0 and culprit == "make"):
+    culprit = _culprit(err.__traceback__) if step else None  # in make() it is make
+    if culprit is not None:
         when += f" in {culprit}"
     if isinstance(err, Breach):
         how = str(err)
