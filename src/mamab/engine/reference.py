@@ -1,10 +1,11 @@
 """The reference engine: drives the online agents step by step, as a host system would.
 
-It trusts the built-in agents and checks a plugin's: every arm an agent returns must be an
-integer in 0..K-1 (numpy's too), every message must travel along an edge, and any exception or
-exit from a plugin's code stops the run with a one-line :class:`~mamab.errors.PluginError`
-naming the plugin, the step and, where known, the agent and method (the original exception is
-its ``__cause__``, shown by ``mamab --debug``).
+It checks what every agent does: each arm it returns must be an integer in 0..K-1 (numpy's
+too) and each message must travel along an edge. Such a fault of a plugin, or any exception or
+exit from its code, stops the run with a one-line :class:`~mamab.errors.PluginError` naming the
+plugin, the step and, where known, the agent and method (the original exception is its
+``__cause__``, shown by ``mamab --debug``); a built-in's is a bug of mamab and keeps its
+traceback.
 """
 
 from __future__ import annotations
