@@ -28,6 +28,7 @@ _EXPORTS = {
     "ConfigError": "mamab.errors",
     "InvalidMessage": "mamab.errors",
     "InvalidObservation": "mamab.errors",
+    "PluginError": "mamab.errors",
     "Result": "mamab.result",
     "simulate": "mamab.simulate",
     "sweep": "mamab.experiments",
@@ -42,6 +43,7 @@ __all__ = [
     "InvalidMessage",
     "InvalidObservation",
     "Message",
+    "PluginError",
     "ReferenceEngineWarning",
     "Result",
     "__version__",
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
         unregister_algorithm,
     )
     from mamab.config import Config
-    from mamab.errors import ConfigError, InvalidMessage, InvalidObservation
+    from mamab.errors import ConfigError, InvalidMessage, InvalidObservation, PluginError
     from mamab.experiments import sweep
     from mamab.result import Result
     from mamab.simulate import simulate

@@ -17,7 +17,7 @@ import click
 from click.utils import make_default_short_help
 
 from mamab.cli_types import ENGINES, PARAM, LazyChoice, parse_param
-from mamab.errors import ConfigError
+from mamab.errors import ConfigError, PluginError
 from mamab.options import problem_config, problem_options
 
 if TYPE_CHECKING:
@@ -67,10 +67,19 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+#: Set by ``mamab --debug``: an error's traceback is printed before its one line.
+DEBUG = False
+
+
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="mamab")
-def cli() -> None:
+@click.option("--debug", is_flag=True,
+              help="On an error (a plugin's failure, a refused input), print the traceback "
+                   "before the one-line message.")  # fmt: skip
+def cli(debug: bool) -> None:
     """Cooperative multi-agent bandits under limited communication."""
+    global DEBUG
+    DEBUG = debug
 
 
 @cli.command()
@@ -479,8 +488,21 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+def _fail(err: BaseException, message: str, code: int) -> None:
+    """One line on stderr (after the traceback under ``--debug``), then exit with ``code``."""
+    if DEBUG:
+        import traceback
+
+        traceback.print_exception(err, file=sys.stderr)
+    click.echo(f"mamab: error: {' '.join(message.split())}", err=True)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: turn usage and configuration errors into one line and exit code 2."""
+    """Entry point: turn usage and configuration errors into one line and exit code 2, a
+    plugin's failure into one line and exit code 1 (tracebacks under ``--debug`` only)."""
+    global DEBUG
+    DEBUG = False
     _one_line_warnings()
     if not (sys.argv[1:] if argv is None else argv):  # bare `mamab`: the help, not an error
         click.echo(cli.get_help(click.Context(cli, info_name="mamab")))
@@ -489,8 +511,9 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="mamab", standalone_mode=False)
     except (click.ClickException, ConfigError) as err:
         message = err.format_message() if isinstance(err, click.ClickException) else str(err)
-        click.echo(f"mamab: error: {' '.join(message.split())}", err=True)
-        sys.exit(2)
+        _fail(err, message, 2)
+    except PluginError as err:  # also from a sweep's worker process: pickled with its message
+        _fail(err, str(err), 1)
     except click.Abort:
         click.echo("mamab: interrupted", err=True)
         sys.exit(130)

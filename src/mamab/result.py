@@ -6,7 +6,7 @@ import importlib
 import json
 import math
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +39,36 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@dataclass
-class RunResult:
+def _same(a: object, b: object) -> bool:
+    """Exactly equal: arrays of the same dtype and shape with equal items (NaN where the other
+    has NaN), dicts with the same keys and such values, anything else by ``==``."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+class _ExactEq:
+    """Equality over every dataclass field, arrays compared exactly (:func:`_same`)."""
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(
+            _same(getattr(self, f.name), getattr(other, f.name))
+            for f in fields(self)  # type: ignore[arg-type]
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable arrays: not hashable
+
+
+@dataclass(eq=False)
+class RunResult(_ExactEq):
     """One run: per-agent regret on the grid and per-agent communication counters."""
 
     run: int
@@ -55,9 +83,14 @@ class RunResult:
     malicious: np.ndarray | None = None  # (agents,) True for a malicious agent
 
 
-@dataclass
-class Result:
-    """All runs of one :class:`Config`, stacked along the first axis."""
+@dataclass(eq=False)
+class Result(_ExactEq):
+    """All runs of one :class:`Config`, stacked along the first axis.
+
+    Two results are equal when their configurations, engines and run numbers are, and every
+    array (counters included) has the same dtype, shape and items: ``Result.load(r.save(p))
+    == r``.
+    """
 
     config: Config
     grid: np.ndarray  # (G,) steps, 1-indexed

@@ -421,11 +421,13 @@ def _load_entry_point(name: str, found: list[importlib_metadata.EntryPoint]) -> 
     ep = found[0]
     try:
         make = ep.load()
-    except Exception as err:  # a plugin's import may fail in any way: one line, no traceback
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # a plugin's import may fail in any way (even sys.exit): one line
         raise ConfigError(
             f"plugin algorithm {name!r} ({where[0]}) failed to load: "
-            f"{type(err).__name__}: {' '.join(str(err).split())}"
-        ) from None
+            + f"{type(err).__name__}: {' '.join(str(err).split())}".rstrip(": ")
+        ) from err
     if name in _registry:  # loading the plugin registered it in-process too
         return _registry[name]
     version = ep.dist.version if ep.dist is not None else "?"
