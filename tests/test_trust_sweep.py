@@ -121,7 +121,7 @@ def test_edited_graph_file_and_new_code_give_fresh_results(tmp_path, monkeypatch
     named[0].path(out).unlink()  # an interrupted sweep: two tasks never finished
     on_file[0].path(out).unlink()
     edges.write_text(LINE)  # the same path, another graph
-    with pytest.raises(ConfigError, match="graph file .*edges.txt"):  # not silently replaced
+    with pytest.raises(ConfigError, match=r"graph file .*edges\.txt"):  # not silently replaced
         run_sweep(load_spec(spec_file), out, jobs=1, progress=False)
     (out / "metadata.json").unlink()  # the explicit consent to replace the tables
     monkeypatch.setattr(provenance, "code_fingerprint", lambda: "0123456789abcdef")  # new code
