@@ -543,6 +543,9 @@ def test_run_out_files_honour_the_umask(tmp_path, mask):
             ]
         )
     modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
+    assert {modes[n] for n in ("regret.parquet", "metadata.json", "summary.json")} == {
+        0o666 & ~mask
+    }
     assert set(modes) == {"regret.parquet", "metadata.json", "summary.json", LOCK_NAME}
     assert set(modes.values()) == {0o666 & ~mask}
 
@@ -559,8 +562,8 @@ def test_every_sweep_file_and_the_roster_honour_the_umask(tmp_path, mask):
         simulate(config).save(out / "result.npz")
         keys = write_keys(2, 47000, tmp_path / "keys")
     files = [p for p in out.rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {LOCK_NAME, MANIFEST, "summary.csv", "metadata.json"}
-    assert {p.stat().st_mode & 0o777 for p in files} == {0o666 & ~mask}
     assert keys.stat().st_mode & 0o777 == 0o666 & ~mask  # the roster is public: the umask rules
+    assert {p.stat().st_mode & 0o777 for p in files} == {0o666 & ~mask}
+    assert {p.name for p in files} >= {LOCK_NAME, MANIFEST, "summary.csv", "result.npz"}
     secrets = list((tmp_path / "keys").glob("agent-*.secret"))
     assert secrets and {p.stat().st_mode & 0o777 for p in secrets} == {0o600}  # secrets aside

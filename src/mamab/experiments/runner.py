@@ -138,7 +138,7 @@ def _keyed(spec: object, graph_files: dict[str, str] | None) -> object:
     ]}  # fmt: skip
 
 
-def graph_files(groups: list) -> dict[str, str]:
+def graph_file_digests(groups: list) -> dict[str, str]:
     """Path -> sha256 of every edge-list graph file of a sweep (from ``config_tasks``)."""
     return {c.graph: d for _, c, d, _ in groups if d is not None and c.edges is None}
 
@@ -231,7 +231,7 @@ def _run_sweep(
     progress: bool | None,
 ) -> SweepOutcome:
     """run_sweep's work, in the locked directory."""
-    directory = prepare_sweep_dir(out, spec, graph_files(groups))
+    directory = prepare_sweep_dir(out, spec, graph_file_digests(groups))
     # a configuration serving several experiments has one set of task files: run it once
     tasks = list({task.name: task for *_, block in groups for task in block}.values())
     status = [inspect_task(task, directory)[0] for task in tasks]
@@ -266,7 +266,7 @@ def _run_sweep(
         "versions": package_versions(),
         "provenance": {**current_provenance(), "format": FORMAT},
         "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
-        "graph_files": graph_files(groups),
+        "graph_files": graph_file_digests(groups),
     })  # fmt: skip
     summary = write_tables(results, directory)
     return SweepOutcome(
