@@ -149,13 +149,16 @@ def run(
         crash_rate=crash_rate, recover_after=recover_after, grid_points=grid_points,
     )  # fmt: skip
     if out is not None:
+        from mamab.outdir import check_ours
         from mamab.storage import check_out_dir
 
         check_out_dir(out)  # before the work: a bad --out must not cost the whole simulation
+        check_ours(out, "run")  # nor one holding the user's files, or a sweep's
     import numpy as np  # the input is valid: now the heavy modules
 
+    from mamab.outdir import claimed
     from mamab.stats import median_band
-    from mamab.storage import prepare_out_dir, regret_table, strict_json, write_files
+    from mamab.storage import regret_table, strict_json, write_files
     from mamab.versions import provenance
 
     jobs = cap_jobs(jobs)
@@ -175,13 +178,13 @@ def run(
         med, lo, hi = median_band(per_run)  # runs without survivors are left out
         click.echo(f"{algorithm:<20} {med:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>22} {bits:>18.0f}")
     if out is not None:
-        directory = prepare_out_dir(out)
         table, meta, summary = regret_table(result), provenance(result), result.summary()
-        write_files({
-            directory / "regret.parquet": lambda tmp: write_table(table, tmp),
-            directory / "metadata.json": lambda tmp: tmp.write_text(strict_json(meta)),
-            directory / "summary.json": lambda tmp: tmp.write_text(strict_json(summary)),
-        })  # fmt: skip
+        with claimed(out, "run") as directory:  # one writer at a time: never a mixed set
+            write_files({
+                directory / "regret.parquet": lambda tmp: write_table(table, tmp),
+                directory / "metadata.json": lambda tmp: tmp.write_text(strict_json(meta)),
+                directory / "summary.json": lambda tmp: tmp.write_text(strict_json(summary)),
+            })  # fmt: skip
         click.echo(f"wrote {directory / 'summary.json'}")
 
 
@@ -331,9 +334,11 @@ def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, 
 def plot(results_dir: Path, bounds: bool) -> None:
     """Redraw every figure of a finished sweep from its stored tables, without rerunning."""
     from mamab.experiments.aggregate import read_curves
+    from mamab.outdir import claimed
     from mamab.plots import draw_all
 
-    drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds)
+    with claimed(results_dir, create=False):  # no sweep rewrites the tables meanwhile
+        drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds)
     for paths in drawn.values():
         click.echo(" ".join(str(p) for p in paths))
 
@@ -343,8 +348,11 @@ def plot(results_dir: Path, bounds: bool) -> None:
 def frontier(results_dir: Path) -> None:
     """Regret against bits per agent for every configuration of a finished sweep (+ figures)."""
     from mamab.experiments.aggregate import read_curves, varying
+    from mamab.outdir import claimed
     from mamab.plots import draw_all, frontier_points, panel_title, panels, pareto
 
+    # held until the command ends: no sweep rewrites the tables meanwhile
+    click.get_current_context().with_resource(claimed(results_dir, create=False))
     results = read_curves(results_dir)
     grouped = panels(results)  # one panel per setting; a config serving several figures once
     across = varying([m[0] for m in grouped.values()], tuple(k for k, _ in next(iter(grouped), ())))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from mamab.experiments.aggregate import (
     varying,
 )
 from mamab.stats import median_band
-from mamab.storage import atomic_write
+from mamab.storage import atomic_write, write_json
 
 FORMATS = ("png", "pdf", "svg")
 DPI = 200  # print resolution of PNG figures
@@ -359,40 +360,99 @@ def save(fig, path_stem: Path, style: Style | None = None) -> list[Path]:
     return paths
 
 
+MANIFEST = "manifest.json"  # in figures/: the files mamab drew there, and their style
+
+
 def draw_all(
     results: list[ConfigResult], out: Path, bounds: bool = False, style: Style | None = None
 ) -> dict[str, list[Path]]:
-    """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB), bits, frontier."""
-    style = style or Style()
+    """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB), bits, frontier.
+
+    ``out/figures`` ends holding exactly these figures: files mamab drew there before (listed in
+    its ``manifest.json``) that are not redrawn now — another format, a configuration no longer
+    in the tables — are removed; files it did not draw are never touched. ``style=None``
+    redraws in the style recorded by the last drawing (formats, dpi, time axis), else the default.
+    """
     directory = out / "figures"
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ConfigError(f"cannot create {directory}: {err.strerror or err}") from None
-    drawn: dict[str, list[Path]] = {}
+    before, recorded = read_manifest(directory)
+    style = style or recorded or Style()
+    plan = figure_plan(results, bounds, style)
+    names = [f"{key}.{ext}" for key in plan for ext in style.formats]
+    # listed before drawing: a drawing interrupted halfway leaves no file unaccounted for
+    write_manifest(directory, sorted({*before, *names}), style)
+    drawn = {key: save(make(), directory / key, style) for key, make in plan.items()}
+    for stale in sorted(set(before) - set(names)):
+        path = directory / stale
+        if path.is_file() and not path.is_symlink() and path.parent == directory:
+            try:
+                path.unlink()
+            except OSError as err:
+                raise ConfigError(
+                    f"cannot remove stale figure {path}: {err.strerror or err}"
+                ) from None
+    write_manifest(directory, sorted(names), style)
+    return drawn
 
-    def put(key: str, fig) -> None:
-        drawn[key] = save(fig, directory / key, style)
 
+def read_manifest(directory: Path) -> tuple[list[str], Style | None]:
+    """(file names mamab drew in ``directory``, their style) from its manifest; an unreadable or
+    absent manifest lists nothing (so nothing is ever removed on its word)."""
+    import json
+
+    try:
+        data = json.loads((directory / MANIFEST).read_text())
+        files = [
+            f
+            for f in data["files"]
+            if isinstance(f, str) and "/" not in f and f not in ("", ".", "..", MANIFEST)
+        ]
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError):
+        return [], None
+    try:
+        given = data["style"]
+        style = Style(tuple(given["formats"]), given["dpi"], bool(given["log_x"]))
+    except (ConfigError, TypeError, KeyError):
+        style = None
+    return files, style
+
+
+def write_manifest(directory: Path, files: list[str], style: Style) -> None:
+    write_json(directory / MANIFEST, {
+        "files": files,
+        "style": {"formats": list(style.formats), "dpi": style.dpi, "log_x": style.log_x},
+    })  # fmt: skip
+
+
+def figure_plan(
+    results: list[ConfigResult], bounds: bool, style: Style
+) -> dict[str, Callable[[], Any]]:
+    """File stem -> a function drawing that figure: every figure of the results, in order."""
+    plan: dict[str, Callable[[], Any]] = {}
     for figure in dict.fromkeys(r.figure for r in results):
         members = [r for r in results if r.figure == figure]
         swept = varying(members, ("loss", "malicious"))
         if "loss" in swept:  # a loss sweep: regret against q
-            put(f"{figure}-loss", loss_figure(members, f"{figure}: regret under message loss"))
+            plan[f"{figure}-loss"] = partial(
+                loss_figure, members, f"{figure}: regret under message loss"
+            )
             continue
         if "malicious" in swept and all(
             isinstance(r.config["malicious"], int) for r in members
         ):  # a sweep of the number of liars
-            put(f"{figure}-malicious",
-                malicious_figure(members, f"{figure}: regret of honest agents among liars"))  # fmt: skip
+            plan[f"{figure}-malicious"] = partial(
+                malicious_figure, members, f"{figure}: regret of honest agents among liars")  # fmt: skip
             continue
-        put(f"{figure}-regret", regret_figure(members, f"{figure}: regret", bounds=bounds,
-                                              log_x=style.log_x))  # fmt: skip
+        plan[f"{figure}-regret"] = partial(regret_figure, members, f"{figure}: regret", bounds=bounds,
+                                           log_x=style.log_x)  # fmt: skip
         if any(r.config["algorithm"] == "demab" for r in members):
-            put(f"{figure}-regret-no-demab",
-                regret_figure(members, f"{figure}: regret without DEMAB", exclude={"demab"},
-                              bounds=bounds, log_x=style.log_x))  # fmt: skip
-        put(f"{figure}-bits", bits_figure(members, f"{figure}: communication"))
-        put(f"{figure}-frontier",
-            frontier_figure(members, f"{figure}: regret against communication"))  # fmt: skip
-    return drawn
+            plan[f"{figure}-regret-no-demab"] = partial(
+                regret_figure, members, f"{figure}: regret without DEMAB", exclude={"demab"},
+                bounds=bounds, log_x=style.log_x)  # fmt: skip
+        plan[f"{figure}-bits"] = partial(bits_figure, members, f"{figure}: communication")
+        plan[f"{figure}-frontier"] = partial(
+            frontier_figure, members, f"{figure}: regret against communication")  # fmt: skip
+    return plan

@@ -10,6 +10,7 @@ from mamab.experiments.executors import Executor
 from mamab.experiments.report import PAPER_UCB, render
 from mamab.experiments.runner import SweepOutcome, run_sweep
 from mamab.experiments.spec import SweepSpec
+from mamab.outdir import claimed
 from mamab.plots import Style, draw_all
 from mamab.storage import atomic_write
 
@@ -49,24 +50,26 @@ def reproduce(
     """Run ``spec`` (locally on ``jobs`` processes, or on ``executor``), draw, write report.md.
 
     ``alpha``: the exploration constant of the paper's UCB algorithms where the preset leaves it
-    to the default (the paper states 2; its figures fit 1).
+    to the default (the paper states 2; its figures fit 1). ``out`` is locked throughout
+    (:mod:`mamab.outdir`); ``out/figures`` ends holding exactly this run's figures.
     """
     if alpha is not None:
         spec = with_alpha(spec, alpha)
-    outcome = run_sweep(spec, out, executor=executor, jobs=jobs)
-    figures = draw_all(outcome.results, out, bounds=bounds, style=style)
-    if spec.name.startswith("malicious"):
-        title, notes = (
-            "mamab: honest regret among malicious agents",
-            _malicious_notes(spec, outcome, alpha),
-        )
-    else:
-        title, notes = (
-            "mamab: reproduction of the paper's evaluation",
-            _paper_notes(spec, outcome, alpha),
-        )
-    text = render(outcome.results, figures, out, title, notes)
-    atomic_write(out / "report.md", lambda tmp: tmp.write_text(text))
+    with claimed(out, "sweep"):  # tables, figures and report.md of one run, never mixed
+        outcome = run_sweep(spec, out, executor=executor, jobs=jobs)
+        figures = draw_all(outcome.results, out, bounds=bounds, style=style or Style())
+        if spec.name.startswith("malicious"):
+            title, notes = (
+                "mamab: honest regret among malicious agents",
+                _malicious_notes(spec, outcome, alpha),
+            )
+        else:
+            title, notes = (
+                "mamab: reproduction of the paper's evaluation",
+                _paper_notes(spec, outcome, alpha),
+            )
+        text = render(outcome.results, figures, out, title, notes)
+        atomic_write(out / "report.md", lambda tmp: tmp.write_text(text))
     return outcome
 
 

@@ -401,7 +401,29 @@ def _read_axes(block: dict, where: str) -> dict[str, list]:
     order = [*LEGACY_ORDER, *CONFIG_AXES, *(f"params.{k}" for k in PARAM_AXES)]
     ordered = {k: axes[k] for k in dict.fromkeys(order) if k in axes}
     ordered.update({f"params.{EXTRA}.{k}": extra[k] for k in sorted(extra)})
+    for key, values in ordered.items():
+        _check_distinct(where, key, values, "means_file" in block)
     return ordered
+
+
+def _check_distinct(where: str, key: str, values: list, from_file: bool) -> None:
+    """Refuse a value listed twice on an axis: every configuration (and row, and line of a
+    figure) would repeat, and a repeat is a typo, not a plan, so it is not silently dropped."""
+    seen: set = set()
+    for value in values:
+        marker = value  # 1 and 1.0 (on an uncoerced axis) are one value
+        try:
+            hash(value)
+        except TypeError:  # unhashable: one object listed twice
+            marker = ("id", id(value))
+        if marker in seen:
+            name = {"algorithm": "algorithms", "means": "means_file" if from_file else "means"}.get(
+                key, key.replace(f"params.{EXTRA}.", "params.")
+            )
+            shown = repr(list(value) if isinstance(value, tuple) else value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise ConfigError(f"{where}.{name}: {shown} is listed twice; list each value once")
+        seen.add(marker)
 
 
 #: Config fields that apply to some points only: the field -> (the field it depends on, the value

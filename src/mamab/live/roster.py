@@ -17,6 +17,7 @@ import zmq
 from zmq.utils import z85
 
 from mamab.errors import ConfigError
+from mamab.storage import atomic_write
 from mamab.tomlfile import read_toml
 
 ROSTER_NAME = "roster.toml"
@@ -219,15 +220,9 @@ def write_private(path: Path, text: str) -> None:
 
 
 def _write_public(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, readable by everyone (mode 0644)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="ascii")
-        tmp.chmod(0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` atomically, with the mode the umask gives (as every file
+    mamab writes but the secret keys)."""
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="ascii"))
 
 
 def secret_name(node_id: int) -> str:
