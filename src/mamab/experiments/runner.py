@@ -20,7 +20,13 @@ from tqdm import tqdm
 
 from mamab.agents.registry import announce_reference, engine_for
 from mamab.errors import ConfigError
-from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, write_tables
+from mamab.experiments.aggregate import (
+    TABLE_SCHEMA,
+    ConfigResult,
+    collect,
+    config_tasks,
+    write_tables,
+)
 from mamab.experiments.executors import Executor, LocalExecutor
 from mamab.experiments.provenance import current_provenance
 from mamab.experiments.spec import SweepSpec, check_graphs
@@ -182,6 +188,7 @@ def run_sweep(
                  "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5, malicious=6",
         "versions": package_versions(),
         "provenance": {**current_provenance(), "format": FORMAT},
+        "table_schema": TABLE_SCHEMA,  # what summary.csv and the Parquet tables hold
         "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
         "graph_files": {c.graph: d for _, c, d, _ in groups if d is not None and c.edges is None},
     })  # fmt: skip
