@@ -274,7 +274,7 @@ def bands_note(results: list[ConfigResult]) -> str:
     The band is the order-statistic interval of the median (ranks l and n+1-l); with few runs it
     covers less than 95% (the whole range of 4 runs: 87.5%), so the figure says how much.
     """
-    used = sorted({int((~np.isnan(r.final_mean())).sum()) for r in results} - {0})
+    used = sorted({r.final_band().runs for r in results} - {0})
     if not used:
         return "no run kept an honest agent alive"
     texts = [coverage_text(band_coverage(n, *median_ci_ranks(n)), n) for n in used]

@@ -14,7 +14,7 @@ import numpy as np
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.seeding import STREAMS
-from mamab.stats import masked_mean, median_summary, per_agent_median
+from mamab.stats import masked_mean, run_statistics
 
 # sent counts include lost messages (their bits were spent); received counts only delivered ones
 COUNTERS = (
@@ -155,28 +155,16 @@ class Result:
 
     def statistics(self) -> dict:
         """The statistics ``mamab run`` prints, with the runs each uses (a sweep's summary.csv
-        computes the same ones, by the same definitions).
+        computes the same ones, by the same definitions: :func:`mamab.stats.run_statistics`).
 
         Final regret: median over runs of the mean over the honest agents that never crashed,
         runs without such an agent left out (``runs_left_out``); its band is the order-statistic
-        interval of the median with its exact ``band_coverage`` (0.875 for 4 runs, not 95%).
-        Bits and messages sent per agent: median over every run of the run's mean over all N
-        agents. null where there is no value.
+        interval of the median with its exact ``final_regret_band_coverage`` (0.875 for 4 runs,
+        not 95%). Bits and messages sent per agent: median over every run of the run's mean
+        over all N agents. null where there is no value.
         """
-        band = median_summary(self.final_regret_mean())
-        left_out = [
-            r for r, v in zip(self.runs, self.final_regret_mean(), strict=True) if math.isnan(v)
-        ]
-        return {
-            "final_regret_median": _finite_or_none(band.median),
-            "final_regret_band": [_finite_or_none(band.low), _finite_or_none(band.high)],
-            "final_regret_band_coverage": band.coverage if band.runs else None,
-            "final_regret_runs": band.runs,
-            "runs_left_out": left_out,
-            "bits_sent_per_agent_median": per_agent_median(self.counts["bits_sent"]),
-            "messages_sent_per_agent_median": per_agent_median(self.counts["messages_sent"]),
-            "runs": len(self.runs),
-        }
+        return run_statistics(self.runs, self.final_regret_mean(), self.counts["bits_sent"],
+                              self.counts["messages_sent"])  # fmt: skip
 
     def summary(self) -> dict:
         """The per-run summary written as ``summary.json`` by ``mamab run``, with the

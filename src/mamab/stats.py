@@ -90,9 +90,45 @@ def per_agent_median(values: np.ndarray) -> float:
 
     The one definition of 'median bits (messages) per agent' everywhere: a run's total divided
     by its N agents, then the median over runs (runs are independent; agents within a run are
-    not), as regret's per-run mean over agents.
+    not), as regret's per-run mean over agents. An unknown value (NaN: a live node that stopped
+    answering) is left out of its run's mean; a run with none known, out of the median.
     """
-    return float(np.median(np.asarray(values, dtype=np.float64).mean(axis=1)))
+    x = np.asarray(values, dtype=np.float64)
+    known = ~np.isnan(x)
+    counts = known.sum(axis=1)
+    totals = np.where(known, x, 0.0).sum(axis=1)
+    means = np.divide(totals, counts, out=np.full(totals.shape, np.nan), where=counts > 0)
+    means = means[~np.isnan(means)]
+    return float(np.median(means)) if means.size else math.nan
+
+
+def run_statistics(
+    runs: list[int], final_means: np.ndarray, bits_sent: np.ndarray, messages_sent: np.ndarray
+) -> dict:
+    """What ``mamab run`` and ``mamab live`` print and write as ``summary.json``'s
+    ``statistics``, from each run's mean final regret over its honest surviving agents
+    ((runs,), NaN for a run without one) and per-agent counters ((runs, agents)).
+
+    Final regret: median over the runs that have a value, ``final_regret_runs`` of them (the
+    others are ``runs_left_out``), with the order-statistic band and its exact coverage. Bits
+    and messages per agent: :func:`per_agent_median`. JSON-ready: null where there is no value.
+    """
+    means = np.asarray(final_means, dtype=np.float64)
+    band = median_summary(means)
+
+    def value(x: float) -> float | None:
+        return x if math.isfinite(x) else None
+
+    return {
+        "final_regret_median": value(band.median),
+        "final_regret_band": [value(band.low), value(band.high)],
+        "final_regret_band_coverage": band.coverage if band.runs else None,
+        "final_regret_runs": band.runs,
+        "runs_left_out": [r for r, m in zip(runs, means.tolist(), strict=True) if math.isnan(m)],
+        "bits_sent_per_agent_median": value(per_agent_median(bits_sent)),
+        "messages_sent_per_agent_median": value(per_agent_median(messages_sent)),
+        "runs": len(runs),
+    }
 
 
 def median_band(

@@ -57,8 +57,8 @@ ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.s
 TABLE_SCHEMA = 2
 STATS_COLUMNS = (
     "final_regret_median", "final_regret_ci_low", "final_regret_ci_high", "final_regret_runs",
-    "final_regret_ci_coverage", "bits_sent_per_agent_median", "messages_sent_per_agent_median", "diameter_median", "max_degree_median",
-    "crashed_agents_median",
+    "final_regret_ci_coverage", "bits_sent_per_agent_median", "messages_sent_per_agent_median",
+    "diameter_median", "max_degree_median", "crashed_agents_median",
 )  # fmt: skip
 SUMMARY_COLUMNS = ("experiment", "figure", *CONFIG_COLUMNS, "config_id", *STATS_COLUMNS)
 
