@@ -154,10 +154,8 @@ def run(
 
         check_out_dir(out)  # before the work: a bad --out must not cost the whole simulation
         check_ours(out, "run")  # nor one holding the user's files, or a sweep's
-    import numpy as np  # the input is valid: now the heavy modules
-
-    from mamab.outdir import claimed
-    from mamab.stats import median_band
+    from mamab.outdir import claimed  # the input is valid: now the heavy modules
+    from mamab.stats import percent_text
     from mamab.storage import regret_table, strict_json, write_files
     from mamab.versions import provenance
 
@@ -167,16 +165,24 @@ def run(
 
         compile_notice([algorithm])
     result = _simulate_with_progress(config, engine, jobs, table=out is not None)
-    per_run = result.final_regret_mean()  # agents that crashed are reported apart, in summary.json
-    bits = float(np.median(result.counts["bits_sent"]))
-    click.echo(
-        f"{'algorithm':<20} {'median final regret/agent':>26} {'95% band':>22} {'median bits/agent':>18}"
-    )
-    if np.isnan(per_run).all():
-        click.echo(f"{algorithm:<20} {'n/a (no honest agent survived)':>26} {'':>22} {bits:>18.0f}")
+    stats = result.statistics()  # agents that crashed are reported apart, in summary.json
+    bits = stats["bits_sent_per_agent_median"]
+    used, total = stats["final_regret_runs"], stats["runs"]
+    click.echo(f"{'algorithm':<20} {'median final regret/agent':>26} {'band':>20} {'coverage':>13} "
+               f"{'runs':>7} {'median bits/agent':>18}")  # fmt: skip
+    if not used:
+        click.echo(f"{algorithm:<20} {'n/a (no honest agent survived)':>26} {'':>20} {'':>13} "
+                   f"{f'0/{total}':>7} {bits:>18.0f}")  # fmt: skip
     else:
-        med, lo, hi = median_band(per_run)  # runs without survivors are left out
-        click.echo(f"{algorithm:<20} {med:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>22} {bits:>18.0f}")
+        lo, hi = stats["final_regret_band"]
+        coverage = percent_text(stats["final_regret_band_coverage"])
+        click.echo(f"{algorithm:<20} {stats['final_regret_median']:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>20} "
+                   f"{coverage:>13} {f'{used}/{total}':>7} {bits:>18.0f}")  # fmt: skip
+    if used < total:
+        left = stats["runs_left_out"]
+        which = f"run{'s' if len(left) > 1 else ''} {', '.join(map(str, left))}"
+        click.echo(f"mamab: warning: {total - used} of {total} runs ({which}) kept no honest agent "
+                   f"alive to T; the regret median and band use the other {used}", err=True)  # fmt: skip
     if out is not None:
         table, meta, summary = regret_table(result), provenance(result), result.summary()
         with claimed(out, "run") as directory:  # one writer at a time: never a mixed set
@@ -263,18 +269,40 @@ def _varying_text(rows: list[dict[str, str]]) -> list[str]:
     return [", ".join(f"{k}={text(r.get(k, ''))}" for k in varying) for r in rows]
 
 
+def _regret_cells(r: dict[str, str]) -> tuple[str, str, str, str]:
+    """(median, band, coverage, runs used/runs) of a summary row, 'n/a' where no run counted."""
+    from mamab.stats import percent_text
+
+    runs = f"{r.get('final_regret_runs', r['runs'])}/{r['runs']}"
+    if not r["final_regret_median"]:  # no run kept an honest agent alive
+        return "n/a", "", "", runs
+    band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
+    return (f"{float(r['final_regret_median']):.1f}", band,
+            percent_text(float(r["final_regret_ci_coverage"])), runs)  # fmt: skip
+
+
 def _print_summary(rows: list[dict[str, str]]) -> None:
-    """One line per configuration; the fields that vary besides N, K, T close the line."""
+    """One line per configuration; the fields that vary besides N, K, T close the line.
+
+    The band's coverage is the one it achieves (87.5% with 4 runs), and runs counts the runs
+    the regret median uses of all; a warning on stderr when some were left out.
+    """
     settings = _varying_text(rows)
     click.echo(f"{'experiment':<16} {'algorithm':<20} {'N':>5} {'K':>5} {'T':>7} "
-               f"{'median regret/agent':>20} {'95% band':>22} {'bits/agent':>12}"
+               f"{'median regret/agent':>20} {'band':>22} {'coverage':>8} {'runs':>7} {'bits/agent':>12}"
                + ("  setting" if any(settings) else ""))  # fmt: skip
+    short = 0
     for r, setting in zip(rows, settings, strict=True):
-        band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
+        median, band, coverage, runs = _regret_cells(r)
+        short += r.get("final_regret_runs", r["runs"]) != r["runs"]
         click.echo(f"{r['experiment']:<16} {r['algorithm']:<20} {r['agents']:>5} {r['arms']:>5} {r['horizon']:>7} "
-                   f"{float(r['final_regret_median']):>20.1f} {band:>22} "
+                   f"{median:>20} {band:>22} {coverage:>8} {runs:>7} "
                    f"{float(r['bits_sent_per_agent_median']):>12.4g}"
                    + (f"  {setting}" if setting else ""))  # fmt: skip
+    if short:
+        click.echo(f"mamab: warning: {short} configuration{'s' if short > 1 else ''} had runs that kept no "
+                   "honest agent alive to T; their regret medians and bands use fewer runs (column runs; "
+                   "summary.csv: final_regret_runs)", err=True)  # fmt: skip
 
 
 def executor_options(command):
@@ -350,6 +378,7 @@ def frontier(results_dir: Path) -> None:
     from mamab.experiments.aggregate import read_curves, varying
     from mamab.outdir import claimed
     from mamab.plots import draw_all, frontier_points, panel_title, panels, pareto
+    from mamab.stats import percent_text
 
     # held until the command ends: no sweep rewrites the tables meanwhile
     click.get_current_context().with_resource(claimed(results_dir, create=False))
@@ -362,15 +391,20 @@ def frontier(results_dir: Path) -> None:
         width = max(20, *(len(p[0]) for p in points))
         title = panel_title(members, [k for k in across if k != "horizon"])
         click.echo(f"{title}, T = {members[0].config['horizon']}")
-        click.echo(
-            f"  {'configuration':<{width}} {'bits/agent':>12} {'regret/agent':>13} {'95% band':>22}  frontier"
-        )
-        order = sorted(range(len(points)), key=lambda i: points[i][1])
+        click.echo(f"  {'configuration':<{width}} {'bits/agent':>12} {'regret/agent':>13} {'band':>22} "
+                   f"{'coverage':>8} {'runs':>7}  frontier")  # fmt: skip
+        order = sorted(range(len(points)), key=lambda i: points[i].bits)
         for i in order:
-            label, bits, regret, lo, hi = points[i]
-            band = f"[{lo:.1f}, {hi:.1f}]"
+            p = points[i]
+            runs = f"{p.band.runs}/{members[i].final_regret.shape[0]}"
+            if not p.band.runs:  # no value: not on the frontier, said so
+                click.echo(f"  {p.label:<{width}} {p.bits:>12.4g} {'n/a':>13} {'':>22} {'':>8} {runs:>7}  "
+                           "left out: no run kept an honest agent alive")  # fmt: skip
+                continue
+            band = f"[{p.low:.1f}, {p.high:.1f}]"
             mark = "yes" if i in best else ""
-            click.echo(f"  {label:<{width}} {bits:>12.4g} {regret:>13.1f} {band:>22}  {mark}")
+            click.echo(f"  {p.label:<{width}} {p.bits:>12.4g} {p.regret:>13.1f} {band:>22} "
+                       f"{percent_text(p.band.coverage):>8} {runs:>7}  {mark}")  # fmt: skip
     draw_all(results, results_dir)
 
 

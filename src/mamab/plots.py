@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import matplotlib
 
@@ -31,7 +31,7 @@ from mamab.experiments.aggregate import (
     setting_key,
     varying,
 )
-from mamab.stats import median_band
+from mamab.stats import MedianBand, band_coverage, coverage_text, median_band, median_ci_ranks
 from mamab.storage import atomic_write, write_json
 
 FORMATS = ("png", "pdf", "svg")
@@ -137,8 +137,11 @@ def _bound(r: ConfigResult, t: np.ndarray) -> np.ndarray | None:
 
 def panel_figure(results: list[ConfigResult], title: str, xlabel: str, ylabel: str,
                  draw: Callable[[Any, list[ConfigResult]], None], legend_title: str | None = None,
-                 exclude: tuple[str, ...] = ()):  # fmt: skip
-    """One panel per setting: ``draw(ax, members)`` fills it; titles, labels, grid and legend here."""
+                 exclude: tuple[str, ...] = (), banded: bool = True):  # fmt: skip
+    """One panel per setting: ``draw(ax, members)`` fills it; titles, labels, grid and legend here.
+
+    ``banded``: the figure draws the median's bands, and its title says what they cover.
+    """
     grouped = panels(results, exclude)
     across = varying([m[0] for m in grouped.values()], tuple(k for k, _ in next(iter(grouped))))
     cols = min(COLUMNS, len(grouped))
@@ -154,7 +157,7 @@ def panel_figure(results: list[ConfigResult], title: str, xlabel: str, ylabel: s
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="both")
         entries.append(legend_entries(ax))
-    fig.suptitle(title)
+    fig.suptitle(f"{title}\n{bands_note(results)}" if banded else title)
     if len(grouped) > 1 and all(list(e) == list(entries[0]) for e in entries):
         # the same entries in every panel: one legend for the figure, below the panels
         cols = min(3, len(entries[0]))
@@ -189,7 +192,8 @@ def regret_figure(
     results: list[ConfigResult], title: str, exclude: Iterable[str] = (), bounds: bool = False,
     log_x: bool = False,
 ):  # fmt: skip
-    """Median per-agent regret vs t with the order-statistic 95% band, one panel per (N, K)."""
+    """Median per-agent regret vs t with the median's order-statistic band (its coverage in the
+    title: 95.7% at 30 runs, less with 5 runs or fewer), one panel per (N, K)."""
 
     def draw(ax, members: list[ConfigResult]) -> None:
         for r, label in zip(members, labels(members), strict=True):
@@ -224,29 +228,58 @@ def bits_figure(results: list[ConfigResult], title: str):
         ax.set_yscale("log")
         ax.set_xscale("log")
 
-    return panel_figure(results, title, "t", "bits sent per agent", draw)
+    return panel_figure(results, title, "t", "bits sent per agent", draw, banded=False)
 
 
-def frontier_points(members: list[ConfigResult]) -> list[tuple[str, float, float, float, float]]:
-    """(label, median bits/agent, median regret, band low, band high) per configuration of a panel."""
+class FrontierPoint(NamedTuple):
+    """One configuration of a panel: median bits/agent, median final regret and its band."""
+
+    label: str
+    bits: float
+    regret: float  # NaN when no run kept an honest agent alive
+    low: float
+    high: float
+    band: MedianBand  # runs used and the band's coverage
+
+
+def frontier_points(members: list[ConfigResult]) -> list[FrontierPoint]:
+    """One point per configuration of a panel (labels distinct within the panel)."""
     points = []
     for r, label in zip(members, labels(members), strict=True):
-        med, lo, hi = median_band(r.final_mean())
-        bits = float(np.median(r.counters[1].mean(axis=1)))
-        points.append((label, bits, float(med), float(lo), float(hi)))
+        band = r.final_band()
+        points.append(FrontierPoint(label, r.per_agent("bits_sent"), band.median, band.low,
+                                    band.high, band))  # fmt: skip
     return points
 
 
-def pareto(points: list[tuple[str, float, float, float, float]]) -> set[int]:
+def pareto(points: list[tuple]) -> set[int]:
     """Indices of the points no other point beats on both regret and bits (ties do not dominate).
 
-    Keyed by position, not by name: two configurations of one algorithm are two points.
+    Keyed by position, not by name: two configurations of one algorithm are two points. A point
+    without a regret (NaN: no run kept an honest agent alive) is left out: it is neither on the
+    frontier nor dominates anything.
     """
+    known = [
+        (i, b, r) for i, (_, b, r, *_) in enumerate(points) if math.isfinite(b) and math.isfinite(r)
+    ]
     return {
         i
-        for i, (_, bits, regret, *_) in enumerate(points)
-        if not any(b <= bits and r <= regret and (b < bits or r < regret) for _, b, r, *_ in points)
+        for i, bits, regret in known
+        if not any(b <= bits and r <= regret and (b < bits or r < regret) for _, b, r in known)
     }
+
+
+def bands_note(results: list[ConfigResult]) -> str:
+    """What the shaded bands and error bars of a figure are, with the coverage they achieve.
+
+    The band is the order-statistic interval of the median (ranks l and n+1-l); with few runs it
+    covers less than 95% (the whole range of 4 runs: 87.5%), so the figure says how much.
+    """
+    used = sorted({r.final_band().runs for r in results} - {0})
+    if not used:
+        return "no run kept an honest agent alive"
+    texts = [coverage_text(band_coverage(n, *median_ci_ranks(n)), n) for n in used]
+    return "bands: order-statistic interval of the median, coverage " + ", ".join(texts)
 
 
 def frontier_figure(results: list[ConfigResult], title: str):
@@ -255,10 +288,10 @@ def frontier_figure(results: list[ConfigResult], title: str):
     def draw(ax, members: list[ConfigResult]) -> None:
         points = frontier_points(members)
         best = pareto(points)
-        for i, (r, (label, bits, regret, lo, hi)) in enumerate(zip(members, points, strict=True)):
+        for i, (r, p) in enumerate(zip(members, points, strict=True)):
             marker = "os^D"[LINESTYLES.index(linestyle(r, members))]
-            ax.errorbar([bits], [regret], yerr=[[regret - lo], [hi - regret]], fmt=marker, capsize=3,
-                        color=colour(r, members), label=label + (" *" if i in best else ""))  # fmt: skip
+            ax.errorbar([p.bits], [p.regret], yerr=[[p.regret - p.low], [p.high - p.regret]], fmt=marker,
+                        capsize=3, color=colour(r, members), label=p.label + (" *" if i in best else ""))  # fmt: skip
         frontier_axis(ax, [p[1] for p in points])
 
     return panel_figure(results, title, "bits sent per agent (0, then log scale)", "final regret per agent",
@@ -301,8 +334,8 @@ def against_figure(
     ylabel: str = "final regret per agent",
     integer_x: bool = False,
 ):
-    """Median final regret per (honest, surviving) agent against a configuration field, with 95%
-    bands: one line per strategy, one panel per setting."""
+    """Median final regret per (honest, surviving) agent against a configuration field, with the
+    median's bands: one line per strategy, one panel per setting."""
 
     def draw(ax, members: list[ConfigResult]) -> None:
         strategies: dict[tuple, list[ConfigResult]] = {}
@@ -312,16 +345,16 @@ def against_figure(
         for head, label, group in zip(heads, labels(heads), strategies.values(), strict=True):
             series = sorted(group, key=lambda r: r.config[field])
             x = [r.config[field] for r in series]
-            bands = [median_band(r.final_mean()) for r in series]
+            bands = [r.final_band() for r in series]
             (line,) = ax.plot(
                 x,
-                [b[0] for b in bands],
+                [b.median for b in bands],
                 marker="o",
                 label=label,
                 color=colour(head, heads),
                 linestyle=linestyle(head, heads),
             )
-            ax.fill_between(x, [b[1] for b in bands], [b[2] for b in bands], alpha=0.25,
+            ax.fill_between(x, [b.low for b in bands], [b.high for b in bands], alpha=0.25,
                             color=line.get_color(), linewidth=0)  # fmt: skip
         if integer_x:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -330,7 +363,7 @@ def against_figure(
 
 
 def loss_figure(results: list[ConfigResult], title: str):
-    """Median final regret per agent against the message-loss probability, with 95% bands."""
+    """Median final regret per agent against the message-loss probability, with bands."""
     return against_figure(results, title, "loss", "probability that a message is lost")
 
 

@@ -21,7 +21,13 @@ from tqdm import tqdm
 from mamab.agents.registry import announce_reference, engine_for
 from mamab.config import Config
 from mamab.errors import ConfigError
-from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, write_tables
+from mamab.experiments.aggregate import (
+    TABLE_SCHEMA,
+    ConfigResult,
+    collect,
+    config_tasks,
+    write_tables,
+)
 from mamab.experiments.executors import Executor, LocalExecutor
 from mamab.experiments.provenance import current_provenance
 from mamab.experiments.spec import SweepSpec, check_graphs
@@ -265,6 +271,7 @@ def _run_sweep(
                  "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5, malicious=6",
         "versions": package_versions(),
         "provenance": {**current_provenance(), "format": FORMAT},
+        "table_schema": TABLE_SCHEMA,  # what summary.csv and the Parquet tables hold
         "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
         "graph_files": graph_file_digests(groups),
     })  # fmt: skip

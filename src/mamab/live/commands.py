@@ -63,7 +63,7 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
     from mamab.agents.registry import require_wire
     from mamab.live.fleet import node_count, run_live
-    from mamab.stats import median_band
+    from mamab.stats import percent_text
     from mamab.storage import prepare_out_dir, write_json
 
     config = problem_config(**problem, runs=runs)
@@ -75,12 +75,16 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
         config, sync=sync, timeout=timeout,
         progress=lambda run, s: click.echo(f"run {run}: {s:.1f} s", err=True),
     )  # fmt: skip
-    means = [
-        r["final_regret_mean"] for r in summary["per_run"] if r["final_regret_mean"] is not None
-    ]
-    if means:
-        med, lo, hi = median_band(means)
-        click.echo(f"{config.algorithm}: median final regret/agent {med:.1f} [{lo:.1f}, {hi:.1f}]")
+    stats = summary["statistics"]  # as mamab run's: runs without an honest finisher left out
+    used, total = stats["final_regret_runs"], stats["runs"]
+    if used:
+        lo, hi = stats["final_regret_band"]
+        click.echo(f"{config.algorithm}: median final regret/agent {stats['final_regret_median']:.1f} "
+                   f"[{lo:.1f}, {hi:.1f}] (band: {percent_text(stats['final_regret_band_coverage'])} "
+                   f"coverage; {used} of {total} runs)")  # fmt: skip
+    if used < total:
+        click.echo(f"mamab: warning: {total - used} of {total} runs had no honest agent that finished; the "
+                   "median and band leave them out", err=True)  # fmt: skip
     for r in summary["per_run"]:
         for s in r["stopped"]:
             click.echo(f"run {r['run']}: node {s['node']} stopped answering "

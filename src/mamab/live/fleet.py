@@ -140,8 +140,23 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
         "reward": config.reward,
         "graph": config.graph,
         "mode": "sync" if sync else "async",
+        "statistics": _statistics(config, per_run),
         "per_run": per_run,
     }
+
+
+def _statistics(config: Config, per_run: list[dict]) -> dict:
+    """``mamab run``'s statistics of the live runs (a node that stopped answering: unknown)."""
+    from mamab.stats import run_statistics
+
+    def counter(key: str) -> np.ndarray:
+        return np.array(
+            [[np.nan if v is None else v for v in r[key]] for r in per_run], dtype=float
+        )
+
+    means = [np.nan if r["final_regret_mean"] is None else r["final_regret_mean"] for r in per_run]
+    return run_statistics([r["run"] for r in per_run], np.array(means, dtype=float),
+                          counter("bits_sent_per_agent"), counter("messages_sent_per_agent"))  # fmt: skip
 
 
 def run_live(config: Config, *, sync: bool, timeout: float, progress=None) -> dict:
