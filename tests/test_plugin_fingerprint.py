@@ -192,3 +192,26 @@ def test_an_installed_plugin_counts_its_package_files(tmp_path, monkeypatch, reg
     assert registry.plugin_fingerprint("my-plugin") != first
     monkeypatch.delitem(sys.modules, "myplug")
     monkeypatch.delitem(sys.modules, "myplug.agent")
+
+
+def test_a_module_the_plugin_reads_is_named_not_walked():
+    """A plugin reading ``np.…`` named numpy's whole namespace, whose order (``numpy.__all__``)
+    changes with the hash seed: every process got another fingerprint (found by the tutorial)."""
+    code = (
+        "import json, sys, mamab\n"
+        "import numpy as np\n"
+        "ns = {'__name__': '__main__', 'np': np}\n"
+        "exec(compile(sys.argv[1], '<cell>', 'exec'), ns)\n"
+        "mamab.register_algorithm('np-plugin', ns['make'])\n"
+        "from mamab.agents.registry import plugin_fingerprint\n"
+        "print(json.dumps(plugin_fingerprint('np-plugin')))\n"
+    )
+    cell = CELL.replace("ARM", "int(np.zeros(1)[0])")
+    assert "np.zeros" in cell
+    seen = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", code, cell], capture_output=True, text=True,
+                              env=env, check=True)  # fmt: skip
+        seen.add(done.stdout.strip())
+    assert len(seen) == 1

@@ -64,7 +64,8 @@ def _file_digest(path: Path, mtime_ns: int, size: int) -> bytes:
 
 def _module(obj: object) -> str:
     """Where ``obj`` was defined; code exec'd without a ``__name__`` counts as ``__main__``."""
-    return getattr(obj, "__module__", None) or "__main__"
+    module = getattr(obj, "__module__", None)  # a descriptor on some types: not a name
+    return module if isinstance(module, str) and module else "__main__"
 
 
 def _library(obj: object) -> bool:
@@ -99,6 +100,9 @@ class _Walker:
             return
         if isinstance(obj, frozenset | set):
             self.put(type(obj).__name__, sorted(repr(item) for item in obj))
+            return
+        if isinstance(obj, types.ModuleType):  # named, never walked: a user's by its files
+            self._module_ref(obj)
             return
         if id(obj) in self._seen:
             self.put("seen", getattr(obj, "__qualname__", type(obj).__name__))
@@ -135,6 +139,13 @@ class _Walker:
             if not _library(kind):
                 self.visit(kind)
                 self.visit(getattr(obj, "__dict__", None))
+
+    def _module_ref(self, module: types.ModuleType) -> None:
+        name = module.__name__
+        self.put("module", name)
+        top = name.partition(".")[0]
+        if top not in LIBRARIES and top not in NO_PACKAGE:
+            self.packages.add(top)
 
     def _user(self, obj: object) -> bool:
         if _library(obj):
