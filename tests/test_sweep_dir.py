@@ -499,6 +499,19 @@ def test_the_figures_directory_holds_exactly_the_current_figures(tmp_path, capsy
     assert (out / "figures" / "mine.png").read_bytes() == b"the user's figure"
 
 
+def test_reproduce_in_another_format_leaves_no_stale_figures(tmp_path, monkeypatch):
+    """The issue's case: `mamab reproduce --format pdf` into a directory holding its PNGs."""
+    import mamab.experiments
+
+    monkeypatch.setattr(mamab.experiments, "load_preset", lambda name: load_spec(small(tmp_path)))
+    out = tmp_path / "out"
+    main_ok(["reproduce", "--out", str(out), "--jobs", "1", "--format", "png"])
+    assert "a-regret.png" in figures(out)
+    main_ok(["reproduce", "--out", str(out), "--jobs", "1", "--format", "pdf"])
+    assert figures(out) == {f"a-{k}.pdf" for k in ("regret", "bits", "frontier")} | {MANIFEST}
+    assert "a-regret.pdf" in (out / "report.md").read_text()
+
+
 def test_figures_of_an_older_mamab_or_a_user_are_never_removed(tmp_path):
     out = tmp_path / "out"
     outcome = run_sweep(load_spec(small(tmp_path)), out, jobs=1, progress=False)
