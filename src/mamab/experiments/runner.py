@@ -16,11 +16,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from mamab.agents.registry import announce_reference, engine_for
 from mamab.errors import ConfigError
 from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, write_tables
+from mamab.experiments.budget import check_grid
 from mamab.experiments.executors import Executor, LocalExecutor
 from mamab.experiments.provenance import current_provenance
 from mamab.experiments.spec import SweepSpec, check_graphs
@@ -32,6 +31,8 @@ from mamab.experiments.tasks import (
     inspect_task,
     without_new_defaults,
 )
+from mamab.progress import Progress
+from mamab.resources import cores
 from mamab.storage import prepare_out_dir, write_json
 from mamab.versions import package_versions
 
@@ -128,10 +129,12 @@ def prepare_sweep_dir(out: str | Path, spec: SweepSpec) -> Path:
     return directory
 
 
-def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool) -> tqdm:
+def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool | None) -> Progress:
+    """Agent-steps of the tasks to run: a bar on a terminal, plain lines elsewhere
+    (``show=True``: a bar even off a terminal; False: nothing)."""
     steps = sum(task.agent_steps for task in todo)
-    return tqdm(total=steps, unit="agent-step", unit_scale=True, disable=not show, file=sys.stderr,
-                desc=f"{spec.name}: {total - len(todo)}/{total} tasks")  # fmt: skip
+    return Progress(steps, f"{spec.name}: {total - len(todo)}/{total} tasks", "agent-steps",
+                    enabled=show is not False, tty=True if show else None)  # fmt: skip
 
 
 def run_sweep(
@@ -140,11 +143,15 @@ def run_sweep(
     executor: Executor | None = None,
     jobs: int | None = None,
     progress: bool | None = None,
+    allow_long: bool = False,
+    confirm: str = "pass allow_long=True to run it anyway",
 ) -> SweepOutcome:
     """Compute every missing task of ``spec`` into ``out`` and write the sweep's tables.
 
     Finished tasks (valid files from this code) are kept, so an interrupted sweep resumes where
-    it stopped. ``progress=None`` shows a bar only when stderr is a terminal.
+    it stopped. ``progress=None`` shows a bar when stderr is a terminal and a plain line every
+    30 s otherwise (False: nothing). Before any task runs, every task's memory and the grid's
+    time are estimated: a grid over 24 hours needs ``allow_long=True`` (``confirm``: how).
     """
     check_graphs(spec)  # the whole grid, before anything is written
     groups = config_tasks(spec)  # hashes each edge-list file once
@@ -160,19 +167,19 @@ def run_sweep(
         if engine_for(algorithm) == "reference":
             announce_reference(algorithm)  # once, here: the workers run it without a word
     executor = executor or LocalExecutor(jobs)
+    check_grid(todo, getattr(executor, "jobs", None) or cores(), allow_long, confirm)
     if todo and isinstance(executor, LocalExecutor):  # workers here share this disk's kernel cache
         from mamab.engine.warmup import compile_notice
 
         compile_notice(sorted({task.config.algorithm for task in todo}))
-    show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     steps = 0
-    with _progress(spec, todo, len(tasks), show) as bar:
+    with _progress(spec, todo, len(tasks), progress) as bar:
         done = len(tasks) - len(todo)
         for _task, task_steps in executor.run(todo, directory):
             done += 1
             steps += task_steps
-            bar.set_description(f"{spec.name}: {done}/{len(tasks)} tasks", refresh=False)
+            bar.describe(f"{spec.name}: {done}/{len(tasks)} tasks")
             bar.update(task_steps)
     seconds = time.perf_counter() - start
     results = collect(spec, directory, groups)  # every task from this code, or one line
