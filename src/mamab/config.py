@@ -15,7 +15,7 @@ from mamab.attacks import ATTACKS
 from mamab.errors import ConfigError
 from mamab.problem import MAX_MAGNITUDE, check_reward
 from mamab.timegrid import GRID_STYLES
-from mamab.topology import GRAPH_KINDS, check_connectable, check_edge_prob, default_edge_prob
+from mamab.topology import GRAPH_KINDS, check_edge_prob
 
 ENGINES = ("fast", "reference")
 #: The ``graph`` of a configuration whose graph was given as a networkx graph (kept as ``edges``).
@@ -117,9 +117,6 @@ class Config:
             )
         if self.edge_prob is not None:
             check_edge_prob(self.edge_prob)
-        if self.graph == "erdos-renyi":
-            p = default_edge_prob(self.agents) if self.edge_prob is None else self.edge_prob
-            check_connectable(self.agents, p)
         _probability("loss", self.loss)
         _probability("delay", self.delay)
         _probability("crash rate", self.crash_rate)

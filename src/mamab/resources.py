@@ -126,6 +126,9 @@ def graph_shape(config: Config, built: bool) -> GraphShape:
         return GraphShape(2 * n, 4, 2 * math.isqrt(n) + 1, seconds=n * 1e-5)
     if kind == "erdos-renyi":
         p = config.edge_prob if config.edge_prob is not None else min(1.0, 10.0 / n)
+        from mamab.topology import check_connectable
+
+        check_connectable(n, p)  # a hopeless p: refused now, not priced at 1000 draws
         mean = p * (n - 1)
         degree = min(n - 1, mean + 6 * math.sqrt(mean) + 6)
         diameter = min(n - 1, math.ceil(math.log(n) / math.log(max(mean, 1.5))) + 2)
