@@ -307,3 +307,16 @@ def test_warmup_and_live_off_a_terminal_report_progress(eager, monkeypatch, caps
     code, _, err = invoke(["live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6", "-T", "50",
                            "--runs", "2"], capsys)  # fmt: skip
     assert code == 0 and "live lcc-ucb: " in err and "/2 runs" in err and "run 1: 0.5 s" in err
+
+
+def test_diameters_on_several_threads_at_once():
+    """Runs on threads each compute their graph's diameter: the BFS uses plain threads (numba's
+    workqueue layer would abort the process on concurrent parallel launches)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mamab.engine.diameter import diameter
+
+    graphs = [nx.connected_watts_strogatz_graph(1500, 4, 0.02, seed=s) for s in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda g: diameter(*_csr(g)), graphs))
+    assert found == [nx.diameter(g) for g in graphs]

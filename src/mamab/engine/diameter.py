@@ -1,4 +1,4 @@
-"""Exact graph diameter with numba: bounded eccentricities, then bit-parallel BFS on both cores.
+"""Exact graph diameter with numba: bounded eccentricities, then bit-parallel BFS on every core.
 
 :func:`diameter` is the one entry point: ``diameter(indptr, indices)`` over a CSR adjacency
 (neighbours of v are ``indices[indptr[v]:indptr[v + 1]]``, both directions listed) returns the
@@ -7,15 +7,17 @@ largest eccentricity, 0 for at most one node, -1 for a disconnected graph.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 #: BFS from single sources first (bounds), before the bit-parallel pass over what is left.
 BOUND_SOURCES = 24
 #: 64-bit words of sources per bit-parallel batch (64 * WORDS sources share one pass over edges).
 WORDS = 4
-#: Bit-parallel batches per round (one per core on this project's machine).
-ROUND_BATCHES = 2
 
 
 @njit(cache=True)
@@ -79,7 +81,7 @@ def _bounds(indptr, indices, budget):
     return lower, high, True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _batch_eccentricities(indptr, indices, sources, out):
     """Eccentricities of up to 64·WORDS ``sources`` into ``out``, by one BFS over bitsets.
 
@@ -135,16 +137,22 @@ def _batch_eccentricities(indptr, indices, sources, out):
         front, nxt = nxt, front
 
 
-@njit(cache=True, parallel=True)
-def _eccentricities(indptr, indices, nodes):
-    """Eccentricity of each of ``nodes``: batches of 64·WORDS sources spread over the cores."""
+def _eccentricities(indptr, indices, nodes, pool: ThreadPoolExecutor | None) -> np.ndarray:
+    """Eccentricity of each of ``nodes``: batches of 64·WORDS sources, spread over ``pool``'s
+    threads (the kernel releases the GIL; plain threads, not numba's threading layer, so runs
+    on several threads may each compute a diameter at once)."""
     size = 64 * WORDS
-    batches = (nodes.size + size - 1) // size
     out = np.zeros(nodes.size, np.int64)
-    for b in prange(batches):
-        first = b * size
-        last = min(nodes.size, first + size)
-        _batch_eccentricities(indptr, indices, nodes[first:last], out[first:last])
+    spans = [(first, min(nodes.size, first + size)) for first in range(0, nodes.size, size)]
+
+    def one(span: tuple[int, int]) -> None:
+        _batch_eccentricities(indptr, indices, nodes[span[0] : span[1]], out[span[0] : span[1]])
+
+    if pool is None or len(spans) == 1:
+        for span in spans:
+            one(span)
+    else:
+        list(pool.map(one, spans))
     return out
 
 
@@ -180,7 +188,7 @@ def diameter(indptr: np.ndarray, indices: np.ndarray) -> int:
     every eccentricity; a node whose upper bound is at most L cannot hold a larger one
     (certified). Then, round by round, the eccentricities of the uncertified nodes of highest
     degree (central ones: wide balls) are computed exactly, 256 sources per pass over the edges
-    and one pass per core; each raises L if larger, and certifies the ball of radius L - ecc
+    and one pass per core (threads); each raises L if larger, and certifies the ball of radius L - ecc
     around it. The diameter is L once every node is certified.
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
@@ -194,12 +202,22 @@ def diameter(indptr: np.ndarray, indices: np.ndarray) -> int:
     certified = high <= lower
     order = np.argsort(-(indptr[1:] - indptr[:-1]), kind="stable")
     dist, queue = np.full(n, -1, np.int64), np.empty(n, np.int64)
-    while True:
-        todo = order[~certified[order]]
-        if todo.size == 0:
-            return int(lower)
-        batch = np.ascontiguousarray(todo[: ROUND_BATCHES * 64 * WORDS])
-        ecc = _eccentricities(indptr, indices, batch)
-        lower = max(lower, int(ecc.max()))
-        certified[batch] = True
-        _certify(indptr, indices, batch, lower - ecc, certified, dist, queue)
+    workers = _cores()
+    with ThreadPoolExecutor(workers) if workers > 1 else nullcontext() as pool:
+        while True:
+            todo = order[~certified[order]]
+            if todo.size == 0:
+                return int(lower)
+            batch = np.ascontiguousarray(todo[: workers * 64 * WORDS])
+            ecc = _eccentricities(indptr, indices, batch, pool)
+            lower = max(lower, int(ecc.max()))
+            certified[batch] = True
+            _certify(indptr, indices, batch, lower - ecc, certified, dist, queue)
+
+
+def _cores() -> int:
+    """Cores this process may run on (as :func:`mamab.resources.cores`, without its imports)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
