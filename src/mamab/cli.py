@@ -82,6 +82,11 @@ def cli(debug: bool) -> None:
     DEBUG = debug
 
 
+#: ``--yes``: run work estimated at more than a day (mamab.resources.CONFIRM_SECONDS).
+YES = click.option("--yes", is_flag=True,
+                   help="Run work estimated at more than 24 hours (refused without it).")  # fmt: skip
+
+
 @cli.command()
 @problem_options
 @click.option(
@@ -118,6 +123,7 @@ def cli(debug: bool) -> None:
 @click.option("--recover-after", type=int, default=0, show_default=True,
               help="Steps a crashed agent stays down before restarting with fresh state (0: never).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
+@YES
 def run(
     algorithm: str,
     agents: int,
@@ -141,6 +147,7 @@ def run(
     crash_rate: float,
     recover_after: int,
     out: Path | None,
+    yes: bool,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
     config = problem_config(
@@ -160,11 +167,7 @@ def run(
     from mamab.versions import provenance
 
     jobs = cap_jobs(jobs)
-    if engine == "fast":
-        from mamab.engine.warmup import compile_notice
-
-        compile_notice([algorithm])
-    result = _simulate_with_progress(config, engine, jobs, table=out is not None)
+    result = _simulate_with_progress(config, engine, jobs, table=out is not None, yes=yes)
     stats = result.statistics()  # agents that crashed are reported apart, in summary.json
     bits = stats["bits_sent_per_agent_median"]
     used, total = stats["final_regret_runs"], stats["runs"]
@@ -205,21 +208,26 @@ def simulate(config: Config, **options) -> Result:
     return run(config, **options)
 
 
-def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool) -> Result:
-    """Estimate first (refuse what cannot fit; announce long work), then simulate with a
-    progress bar on a terminal."""
-    from tqdm import tqdm
-
+def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool,
+                            yes: bool = False) -> Result:  # fmt: skip
+    """Estimate first (refuse what cannot fit, or lasts over a day without ``--yes``; announce
+    long work), then simulate with progress (a bar on a terminal, plain lines elsewhere)."""
     from mamab import resources
+    from mamab.progress import Progress
 
     found = resources.estimate(config, engine, jobs, table=table)
-    resources.check(found)
+    resources.check(found, allow_long=yes, confirm="add --yes to run it anyway")
+    if engine == "fast":  # refused work compiles nothing
+        from mamab.engine.warmup import compile_notice
+
+        compile_notice([config.algorithm])
     long = found.seconds >= (resources.LONG_SECONDS if LONG_SECONDS is None else LONG_SECONDS)
     if long:
         click.echo(f"mamab: estimated {found.describe()}", err=True)
-    with tqdm(total=found.agent_steps, unit="agent-steps", unit_scale=True, leave=False,
-              disable=not (long and sys.stderr.isatty())) as bar:  # fmt: skip
-        return simulate(config, engine=engine, jobs=jobs, progress=bar.update)
+    tty = sys.stderr.isatty()
+    with Progress(found.agent_steps, config.algorithm, "agent-steps",
+                  enabled=long or not tty) as bar:  # fmt: skip
+        return simulate(config, engine=engine, jobs=jobs, progress=bar.update, allow_long=True)
 
 
 def cap_jobs(jobs: int | None) -> int | None:
@@ -342,15 +350,17 @@ def make_executor(executor: str, jobs: int | None, scheduler: str | None, shared
               help="Results directory [default: ./<sweep name>-results].")  # fmt: skip
 @JOBS
 @executor_options
+@YES
 def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, scheduler: str | None,
-          shared: bool) -> None:  # fmt: skip
+          shared: bool, yes: bool) -> None:  # fmt: skip
     """Run every configuration of a sweep TOML file; rerunning resumes where it stopped."""
     from mamab.experiments import load_spec
     from mamab.experiments.runner import run_sweep
 
     spec = load_spec(config_file)
     runner = make_executor(executor, jobs, scheduler, shared)
-    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), executor=runner)
+    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), executor=runner,
+                        allow_long=yes, confirm="add --yes to run it anyway")  # fmt: skip
     _print_summary(outcome.summary)
     click.echo(f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
                f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s")  # fmt: skip
@@ -438,9 +448,10 @@ def frontier(results_dir: Path) -> None:
 @click.option("--dpi", type=int, default=200, show_default=True, help="Resolution of PNG figures.")
 @click.option("--log-x", is_flag=True, help="Time on a log scale in regret figures.")
 @executor_options
+@YES
 def reproduce(preset: str, quick: bool, out: Path, jobs: int | None, bounds: bool, alpha: float | None,
               formats: tuple[str, ...], dpi: int, log_x: bool, executor: str, scheduler: str | None,
-              shared: bool) -> None:  # fmt: skip
+              shared: bool, yes: bool) -> None:  # fmt: skip
     """Rerun the paper's evaluation (or another preset): figures, summary.csv, report.md in OUT."""
     from mamab.experiments import load_preset
     from mamab.experiments.reproduce import reproduce as run_reproduction
@@ -452,7 +463,8 @@ def reproduce(preset: str, quick: bool, out: Path, jobs: int | None, bounds: boo
     if alpha is not None:
         spec = with_alpha(spec, alpha)  # a bad value is refused before any work
     runner = make_executor(executor, jobs, scheduler, shared)
-    report = run_reproduction(spec, out, executor=runner, bounds=bounds, alpha=alpha, style=style)
+    report = run_reproduction(spec, out, executor=runner, bounds=bounds, alpha=alpha, style=style,
+                              allow_long=yes, confirm="add --yes to run it anyway")  # fmt: skip
     _print_summary(report.summary)
     click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")
 
@@ -482,16 +494,15 @@ def warmup() -> None:
     """Compile every fast kernel now (the first run otherwise spends ~20 s doing it)."""
     import time
 
-    from tqdm import tqdm
-
     from mamab.engine.warmup import warmup as compile_all
     from mamab.engine.warmup import warmup_configs
+    from mamab.progress import Progress
 
     start = time.perf_counter()
     total = sum(1 for _ in warmup_configs())
-    with tqdm(total=total, desc="compiling kernels", unit="config", file=sys.stderr) as bar:
+    with Progress(total, "compiling kernels", "configs") as bar:
         compile_all(
-            starting=lambda algorithm: bar.set_postfix_str(algorithm),
+            starting=lambda algorithm: bar.describe(note=algorithm),
             done=lambda algorithm: bar.update(1),
         )
     click.echo(f"kernels ready ({time.perf_counter() - start:.1f} s)")

@@ -46,17 +46,22 @@ def reproduce(
     executor: Executor | None = None,
     alpha: float | None = None,
     style: Style | None = None,
+    allow_long: bool = False,
+    confirm: str = "pass allow_long=True to run it anyway",
 ) -> SweepOutcome:
     """Run ``spec`` (locally on ``jobs`` processes, or on ``executor``), draw, write report.md.
 
     ``alpha``: the exploration constant of the paper's UCB algorithms where the preset leaves it
-    to the default (the paper states 2; its figures fit 1). ``out`` is locked throughout
+    to the default (the paper states 2; its figures fit 1). ``allow_long``: run a preset
+    estimated at more than 24 hours (:func:`~mamab.experiments.runner.run_sweep`). ``out`` is
+    locked throughout
     (:mod:`mamab.outdir`); ``out/figures`` ends holding exactly this run's figures.
     """
     if alpha is not None:
         spec = with_alpha(spec, alpha)
     with claimed(out, "sweep"):  # tables, figures and report.md of one run, never mixed
-        outcome = run_sweep(spec, out, executor=executor, jobs=jobs)
+        outcome = run_sweep(spec, out, executor=executor, jobs=jobs, allow_long=allow_long,
+                            confirm=confirm)  # fmt: skip
         figures = draw_all(outcome.results, out, bounds=bounds, style=style or Style())
         if spec.name.startswith("malicious"):
             title, notes = (

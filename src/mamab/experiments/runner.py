@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from mamab.agents.registry import announce_reference, engine_for
 from mamab.config import Config
 from mamab.errors import ConfigError
@@ -28,6 +26,7 @@ from mamab.experiments.aggregate import (
     config_tasks,
     write_tables,
 )
+from mamab.experiments.budget import check_grid
 from mamab.experiments.executors import Executor, LocalExecutor
 from mamab.experiments.provenance import current_provenance
 from mamab.experiments.spec import SweepSpec, check_graphs
@@ -41,6 +40,8 @@ from mamab.experiments.tasks import (
     without_new_defaults,
 )
 from mamab.outdir import claimed
+from mamab.progress import Progress
+from mamab.resources import cores
 from mamab.storage import prepare_out_dir, write_json
 from mamab.versions import package_versions
 
@@ -202,10 +203,12 @@ def prepare_sweep_dir(
     return directory
 
 
-def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool) -> tqdm:
+def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool | None) -> Progress:
+    """Agent-steps of the tasks to run: a bar on a terminal, plain lines elsewhere
+    (``show=True``: a bar even off a terminal; False: nothing)."""
     steps = sum(task.agent_steps for task in todo)
-    return tqdm(total=steps, unit="agent-step", unit_scale=True, disable=not show, file=sys.stderr,
-                desc=f"{spec.name}: {total - len(todo)}/{total} tasks")  # fmt: skip
+    return Progress(steps, f"{spec.name}: {total - len(todo)}/{total} tasks", "agent-steps",
+                    enabled=show is not False, tty=True if show else None)  # fmt: skip
 
 
 def run_sweep(
@@ -214,18 +217,23 @@ def run_sweep(
     executor: Executor | None = None,
     jobs: int | None = None,
     progress: bool | None = None,
+    allow_long: bool = False,
+    confirm: str = "pass allow_long=True to run it anyway",
 ) -> SweepOutcome:
     """Compute every missing task of ``spec`` into ``out`` and write the sweep's tables.
 
     Finished tasks (valid files from this code) are kept, so an interrupted sweep resumes where
-    it stopped. ``progress=None`` shows a bar only when stderr is a terminal. The directory is
-    locked from its checks to its tables (:mod:`mamab.outdir`): a second writer is refused.
+    it stopped. ``progress=None`` shows a bar when stderr is a terminal and a plain line every
+    30 s otherwise (False: nothing). Before any task runs, every task's memory and the grid's
+    time are estimated: a grid over 24 hours needs ``allow_long=True`` (``confirm``: how). The
+    directory is locked from its checks to its tables (:mod:`mamab.outdir`): a second writer is
+    refused.
     """
     check_graphs(spec)  # the whole grid, before anything is written
     groups = config_tasks(spec)  # hashes each edge-list file once
     check_distinct(spec, groups)
     with claimed(out, "sweep"):
-        return _run_sweep(spec, out, groups, executor, jobs, progress)
+        return _run_sweep(spec, out, groups, executor, jobs, progress, allow_long, confirm)
 
 
 def _run_sweep(
@@ -235,6 +243,8 @@ def _run_sweep(
     executor: Executor | None,
     jobs: int | None,
     progress: bool | None,
+    allow_long: bool,
+    confirm: str,
 ) -> SweepOutcome:
     """run_sweep's work, in the locked directory."""
     directory = prepare_sweep_dir(out, spec, graph_file_digests(groups))
@@ -249,19 +259,19 @@ def _run_sweep(
         if engine_for(algorithm) == "reference":
             announce_reference(algorithm)  # once, here: the workers run it without a word
     executor = executor or LocalExecutor(jobs)
+    check_grid(todo, getattr(executor, "jobs", None) or cores(), allow_long, confirm)
     if todo and isinstance(executor, LocalExecutor):  # workers here share this disk's kernel cache
         from mamab.engine.warmup import compile_notice
 
         compile_notice(sorted({task.config.algorithm for task in todo}))
-    show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     steps = 0
-    with _progress(spec, todo, len(tasks), show) as bar:
+    with _progress(spec, todo, len(tasks), progress) as bar:
         done = len(tasks) - len(todo)
         for _task, task_steps in executor.run(todo, directory):
             done += 1
             steps += task_steps
-            bar.set_description(f"{spec.name}: {done}/{len(tasks)} tasks", refresh=False)
+            bar.describe(f"{spec.name}: {done}/{len(tasks)} tasks")
             bar.update(task_steps)
     seconds = time.perf_counter() - start
     results = collect(spec, directory, groups)  # every task from this code, or one line

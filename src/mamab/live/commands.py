@@ -71,10 +71,15 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     directory = prepare_out_dir(out) if out is not None else None
     click.echo(f"{runs} live runs of {node_count(config)} processes each "
                f"({'sync' if sync else 'async'}, loopback)", err=True)  # fmt: skip
-    summary = run_live(
-        config, sync=sync, timeout=timeout,
-        progress=lambda run, s: click.echo(f"run {run}: {s:.1f} s", err=True),
-    )  # fmt: skip
+    from mamab.progress import Progress
+
+    with Progress(runs, f"live {config.algorithm}", "runs") as bar:
+
+        def ran(run: int, seconds: float) -> None:
+            bar.write(f"run {run}: {seconds:.1f} s")
+            bar.update(1)
+
+        summary = run_live(config, sync=sync, timeout=timeout, progress=ran)
     stats = summary["statistics"]  # as mamab run's: runs without an honest finisher left out
     used, total = stats["final_regret_runs"], stats["runs"]
     if used:
