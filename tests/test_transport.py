@@ -148,7 +148,7 @@ def test_recv_times_out_and_send_to_a_non_peer_is_an_error(tmp_path, stack):
     node = open_node(stack, roster, tmp_path, 0, [1])
     start = time.monotonic()
     assert node.recv(0.2) is None
-    assert 0.15 < time.monotonic() - start < 1.0
+    assert 0.15 < time.monotonic() - start < WAIT  # waited its timeout, and not forever
     with pytest.raises(ValueError, match="not a peer"):
         node.send(2, b"x")
 
@@ -233,15 +233,15 @@ def test_multipart_frames_from_a_member_are_refused_not_raised(tmp_path, stack, 
 
 def test_frames_to_a_dead_peer_are_dropped_and_counted(tmp_path, stack):
     roster = make_fleet(tmp_path, 2)  # node 1 never starts
-    node = open_node(stack, roster, tmp_path, 0, [1], hwm=10, linger=0.2)
+    node = open_node(stack, roster, tmp_path, 0, [1], hwm=10, linger=0.2, send_timeout=WAIT)
     start = time.monotonic()
     queued = [node.send(1, b"hello?") for _ in range(100)]
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < WAIT  # not one send waited its send_timeout
     assert sum(queued) == node.stats.frames_sent and node.stats.frames_dropped == 100 - sum(queued)
     assert node.stats.frames_dropped >= 80 and node.connected_peers() == frozenset()
     start = time.monotonic()
     node.close()
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < WAIT  # bounded by the linger, not waiting for the peer
 
 
 def test_a_burst_beyond_the_queue_waits_for_a_live_peer_instead_of_dropping(tmp_path, stack):
@@ -257,14 +257,14 @@ def test_a_burst_beyond_the_queue_waits_for_a_live_peer_instead_of_dropping(tmp_
 
 def test_a_peer_that_goes_away_costs_no_waiting(tmp_path, stack):
     roster = make_fleet(tmp_path, 2)
-    sender = open_node(stack, roster, tmp_path, 0, [1], hwm=10, send_timeout=2.0)
+    sender = open_node(stack, roster, tmp_path, 0, [1], hwm=10, send_timeout=WAIT)
     receiver = open_node(stack, roster, tmp_path, 1, [])
     assert sender.wait_connected(WAIT)
     receiver.close()
     assert eventually(lambda: sender.connected_peers() == frozenset())
     start = time.monotonic()
     queued = sum(sender.send(1, b"anyone?") for _ in range(100))
-    assert time.monotonic() - start < 1.0  # no 2 s wait per frame: the peer is known gone
+    assert time.monotonic() - start < WAIT  # not one send_timeout wait: the peer is known gone
     assert sender.stats.frames_dropped == 100 - queued >= 80
 
 
