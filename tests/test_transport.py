@@ -393,7 +393,8 @@ def keys(n: int) -> list[str]:
         ("{port_zero}", "is not tcp://host:port"),
         ("{short_key}", "not a 40-character Z85"),
         ("{same_key}", "nodes 0 and 1 share a public_key"),
-        ("{same_address}", "nodes 0 and 1 share a address"),
+        ("{same_address}", "nodes 0 and 1 share an address"),
+        ("{same_endpoint}", "nodes 0 and 1 share an address \\(tcp://localhost:5000 and "),
         ("{missing}", "missing public_key"),
         ("{string_id}", "is not an integer"),
     ],
@@ -407,6 +408,8 @@ def test_roster_errors_are_one_line(tmp_path, text, message):
         "short_key": roster_text(dict(id=0, port=5000, key=k0[:39])),
         "same_key": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5001, key=k0)),
         "same_address": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5000, key=k1)),
+        "same_endpoint": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5000, key=k1))
+        .replace("127.0.0.1", "localhost", 1),
         "missing": "[[node]]\nid = 0\naddress = 'tcp://127.0.0.1:5000'\n",
         "string_id": roster_text(dict(id='"0"', port=5000, key=k0)),
     }
@@ -544,6 +547,18 @@ def test_keys_command_in_a_subprocess(tmp_path):
     again = subprocess.run(command, capture_output=True, text=True, timeout=WAIT)
     assert again.returncode == 2 and again.stderr.startswith("mamab: error: ")
     assert "Traceback" not in again.stderr and again.stderr.count("\n") == 1
+
+
+def test_keys_cli_refuses_one_port_under_two_host_names(tmp_path, capsys):
+    from mamab.live.roster import write_fleet
+
+    with pytest.raises(ConfigError, match="nodes 0 and 1 share an address"):
+        write_fleet(["tcp://localhost:47100", "tcp://127.0.0.1:47100"], tmp_path / "fleet")
+    assert not (tmp_path / "fleet").exists()
+    write_fleet(["tcp://localhost:47100", "tcp://127.0.0.1:47101"], tmp_path / "ok")  # distinct
+    code, _, err = invoke(["keys", "--agents", "2", "--port-base", "47100", "--host",
+                           "localhost", "--out", str(tmp_path / "cli")], capsys)  # fmt: skip
+    assert code == 0, err
 
 
 def test_keys_cli_out_is_a_file(tmp_path, capsys):
