@@ -254,3 +254,89 @@ def test_a_live_run_refuses_fields_its_nodes_would_not_get() -> None:
     config = Config("lcc-ucb", 3, 9, 100, params=AlgorithmParams(k_prime=4))
     with pytest.raises(ConfigError, match="only the problem flags"):
         run_live(config, sync=True, timeout=5)
+
+
+def live_with_hold(out: Path, tmp: Path, held: Path | None, runs: int = 3) -> subprocess.Popen:
+    """``mamab live`` of 3 small lcc-ucb runs into ``out``, its temporary files under ``tmp``,
+    node 0 holding after step 50 of every run (at ``held``) when given."""
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    if held is not None:
+        env["MAMAB_LIVE_HOLD"] = f"0:50:{held}"
+    return subprocess.Popen(
+        [sys.executable, "-m", "mamab", "live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6",
+         "-T", "1500", "--seed", "2", "--runs", str(runs), "--sync", "--timeout", "20",
+         "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+
+
+def hold_second_run(proc: subprocess.Popen, held: Path, reaper) -> int:
+    """Let run 0 go past its hold, then wait until run 1's node 0 holds; that node's pid."""
+    wait_for_file(held, proc)
+    first = int(held.read_text())
+    reaper.append(first)
+    held.unlink()
+    while True:  # run 1's node 0 holds: a new process writes the file
+        wait_for_file(held, proc)
+        with contextlib.suppress(ValueError):
+            if (pid := int(held.read_text())) != first:
+                reaper.append(pid)
+                return pid
+        time.sleep(0.01)
+
+
+def keys_left(tmp: Path, out: Path) -> list[Path]:
+    return [*tmp.glob("mamab-live-*"), *out.rglob("*.secret"), *out.rglob("roster.toml")]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_live_run_keeps_finished_runs_and_no_keys(signum, tmp_path, reaper):
+    """`mamab live --runs 3` interrupted during run 1: run 0 is written, the keys are gone, no
+    node runs on; the same command again skips run 0 and gives `mamab run`'s results."""
+    out, tmp, held = tmp_path / "out", tmp_path / "tmp", tmp_path / "held"
+    proc = live_with_hold(out, tmp, held)
+    reaper.append(proc.pid)
+    node = hold_second_run(proc, held, reaper)
+    nodes = list(children(proc.pid))
+    assert node in nodes and len(nodes) == 3
+    os.kill(proc.pid, signum)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum or (signum == signal.SIGINT and proc.returncode == 130)
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["run-0.json"]
+    assert not keys_left(tmp, out), keys_left(tmp, out)
+    assert not [p for p in nodes if alive(p)]
+    again = live_with_hold(out, tmp, None)
+    reaper.append(again.pid)
+    _, stderr = again.communicate(timeout=120)
+    assert again.returncode == 0, stderr
+    assert "run 0: already done" in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    sim = simulate(Config("lcc-ucb", 3, 6, 1500, runs=3, seed=2))
+    assert [r["final_regret_per_agent"] for r in summary["per_run"]] == sim.final_regret.tolist()
+    assert not keys_left(tmp, out)
+
+
+def test_keys_of_a_live_run_killed_by_sigkill_are_removed_by_the_next(tmp_path, reaper):
+    out, tmp, held = tmp_path / "out", tmp_path / "tmp", tmp_path / "held"
+    proc = live_with_hold(out, tmp, held)
+    reaper.append(proc.pid)
+    node = hold_second_run(proc, held, reaper)
+    nodes = list(children(proc.pid))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while any(alive(p) for p in nodes):  # they die with their parent (PR_SET_PDEATHSIG)
+        assert time.monotonic() < deadline, "a node outlived its killed parent"
+        time.sleep(0.01)
+    (left,) = tmp.glob("mamab-live-*")  # SIGKILL cannot be caught: the keys are still there
+    assert (left / "agent-0.secret").exists() and node
+    other = tmp / "mamab-live-alive"  # a live run of another process that is still running
+    other.mkdir()
+    (other / "owner").write_text(f"{os.getpid()} \n")
+    again = live_with_hold(out, tmp, None, runs=1)  # run 0 is done: nothing to run but cleaning
+    reaper.append(again.pid)
+    _, stderr = again.communicate(timeout=120)
+    assert again.returncode == 0, stderr
+    assert not left.exists() and other.exists()
+    assert not [*out.rglob("*.secret")]

@@ -63,6 +63,7 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
     from mamab.agents.registry import require_wire
     from mamab.live.fleet import node_count, run_live
+    from mamab.processes import exit_on_signals
     from mamab.stats import median_band
     from mamab.storage import prepare_out_dir, write_json
 
@@ -71,10 +72,13 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     directory = prepare_out_dir(out) if out is not None else None
     click.echo(f"{runs} live runs of {node_count(config)} processes each "
                f"({'sync' if sync else 'async'}, loopback)", err=True)  # fmt: skip
-    summary = run_live(
-        config, sync=sync, timeout=timeout,
-        progress=lambda run, s: click.echo(f"run {run}: {s:.1f} s", err=True),
-    )  # fmt: skip
+
+    def progress(run: int, seconds: float | None) -> None:
+        done = "already done" if seconds is None else f"{seconds:.1f} s"
+        click.echo(f"run {run}: {done}", err=True)
+
+    with exit_on_signals():  # SIGTERM, SIGHUP: stop the nodes, remove the keys, keep done runs
+        summary = run_live(config, sync=sync, timeout=timeout, progress=progress, out=directory)
     means = [
         r["final_regret_mean"] for r in summary["per_run"] if r["final_regret_mean"] is not None
     ]
