@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from mamab import ALGORITHMS, Config, simulate
-from mamab.live.memory import MemoryNetwork
+from mamab.live.memory import MemoryNetwork, MemoryTransport
 from mamab.live.node import LiveNode
 from mamab.live.play import fleet, liars, play, wire_spec
 from mamab.problem import noise_chunks
@@ -276,6 +277,11 @@ def test_a_stalled_neighbour_is_waited_for_again_once_it_catches_up() -> None:
     assert not errors, errors
     assert nodes[0].counts.silent == {2: 51} and nodes[1].counts.silent == {2: 51}
     assert 2 in nodes[0]._waiting_for and 2 in nodes[1]._waiting_for  # waited for again
+    for node in nodes[:2]:  # one silence, from step 51 until it was back, about a second
+        (silence,) = node.silences()
+        assert silence["node"] == 2 and silence["from_step"] == 51
+        assert 51 <= silence["back_at_step"] <= config.horizon and silence["seconds"] >= 1.0
+    assert nodes[2].silences() == [] and nodes[2].counts.silent == {}
     assert all(node.counts.refused_messages == 0 for node in nodes)
     received = nodes[0].counts.messages_received
     assert received == 2 * config.horizon  # every sample of both neighbours arrived, late or not
@@ -412,3 +418,57 @@ def test_delivery_cost_does_not_grow_with_what_is_held() -> None:
     for step in range(1, 101):
         node._deliver_due(step)
     assert looked == [] and len(node._pending) == 4000
+
+
+class StoppedOnce(MemoryTransport):
+    """A node's end as a process stopped (SIGSTOP) through its first wait sees it: it looks at
+    its inbox only once the wait's time has passed."""
+
+    stopped = True
+
+    def recv(self, timeout: float | None):
+        if self.stopped and timeout:
+            self.stopped = False
+            time.sleep(timeout + 0.05)
+            return super().recv(0)
+        return super().recv(timeout)
+
+
+def test_a_node_stopped_through_its_wait_takes_what_came_before_marking_anyone_silent() -> None:
+    """Both neighbours answered while node 0 was stopped: on waking past its deadline it takes
+    both frames from its queue and marks nobody silent (it was the one not listening)."""
+    config = Config("full-communication", 3, 6, 50, seed=2, graph="complete")
+    _, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(3)
+    spec = wire_spec(config)
+    node = LiveNode(agents[0], StoppedOnce(network, 0), spec, sync=True, timeout=0.1)
+    for sender in (1, 2):
+        network.inboxes[0].put((sender, encode_frame(Frame(sender, 0, 1, 0, ()), spec)))
+    arm = node.select_arm()
+    node.observe(arm, 0.5)
+    assert node.counts.silent == {} and node.silences() == []
+    assert node.counts.waits == 1 and node._waiting_for == {1, 2}
+
+
+def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
+    from mamab.live.fleet import live_summary
+
+    config = Config("lcc-ucb", 3, 6, 100, seed=0)
+    back = {"node": 2, "from_step": 40, "back_at_step": 60, "seconds": 4.5}
+    records = [
+        {"final_regret": 1.0, "silent": {"2": 40}, "silences": [back]},
+        {"final_regret": 2.0, "silent": {"2": 40},
+         "silences": [{**back, "seconds": 4.0}, {"node": 0, "from_step": 90,
+                                                 "back_at_step": None, "seconds": 1.0}]},
+        {"final_regret": 3.0, "silent": {}, "silences": []},
+    ]  # fmt: skip
+    for r in records:
+        r.update(dict.fromkeys(["messages_sent", "bits_sent", "messages_received", "bits_received",
+                                "wire_bytes_sent", "wire_bytes_received", "refused", "waits",
+                                "seconds"], 0))  # fmt: skip
+    (run,) = live_summary(config, [records], sync=True)["per_run"]
+    assert run["silences"] == [
+        {"node": 2, "noticed_by": [0, 1], "from_step": 40, "back_at_step": 60, "seconds": 4.5},
+        {"node": 0, "noticed_by": [1], "from_step": 90, "back_at_step": None, "seconds": 1.0},
+    ]
+    assert run["stopped"] == [{"node": 0, "noticed_at_step": None}]  # 2 came back; 0 never did

@@ -160,6 +160,21 @@ def run_fleet(config: Config, run: int, *, sync: bool, timeout: float,
     return records
 
 
+def silence_report(records: list[dict | None]) -> list[dict]:
+    """Each time a node stopped answering, as its neighbours saw it: the node, who noticed, the
+    step they noticed it at, the step it was back at (None: not before they finished) and the
+    longest any of them went without it (s). One entry per (node, step noticed, step back)."""
+    seen: dict[tuple[int, int, int | None], dict] = {}
+    for observer, record in enumerate(records):
+        for s in (record or {}).get("silences", []):
+            entry = seen.setdefault((s["node"], s["from_step"], s["back_at_step"]), {
+                "node": s["node"], "noticed_by": [], "from_step": s["from_step"],
+                "back_at_step": s["back_at_step"], "seconds": 0.0})  # fmt: skip
+            entry["noticed_by"].append(observer)
+            entry["seconds"] = max(entry["seconds"], s["seconds"])
+    return sorted(seen.values(), key=lambda e: (e["from_step"], e["node"]))
+
+
 def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> dict:
     """``summary.json`` of a live run: the schema of ``mamab run``'s, plus the network's numbers.
 
@@ -182,7 +197,9 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
         for record in records:
             for peer, step in (record or {}).get("silent", {}).items():
                 noticed[int(peer)] = min(step, noticed.get(int(peer), step))
-        stopped = sorted({i for i, r in enumerate(records) if r is None} | noticed.keys())
+        silences = silence_report(records)
+        never_back = {s["node"] for s in silences if s["back_at_step"] is None}
+        stopped = sorted({i for i, r in enumerate(records) if r is None} | never_back)
         per_run.append({
             "run": run,
             "final_regret_per_agent": column("final_regret"),
@@ -198,6 +215,7 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
             "waits_per_agent": column("waits"),
             "seconds_per_agent": column("seconds"),
             "stopped": [{"node": i, "noticed_at_step": noticed.get(i)} for i in stopped],
+            "silences": silences,
         })  # fmt: skip
     return {
         "algorithm": config.algorithm,

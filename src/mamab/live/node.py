@@ -94,6 +94,8 @@ class LiveNode:
         self._due: list[tuple[int, int, int]] = []  # heap of pending keys (stale ones skipped)
         self._held = {v: [0, 0] for v in self._neighbours}  # neighbour -> [frames, bytes] held
         self._newest = 0  # the newest stamp ever held
+        self._silent_since: dict[int, tuple[int, float]] = {}  # neighbour -> (step, monotonic)
+        self._silences: list[tuple[int, int, int, float]] = []  # (who, from, back at, seconds)
         self._closed = False
 
     @property
@@ -207,14 +209,16 @@ class LiveNode:
         self.counts.waits += 1
         start = time.monotonic()
         deadline = start + self.timeout
+        late_reads = self.hold_frames * len(self._neighbours)  # a flood cannot keep us here
         while missing:
             left = deadline - time.monotonic()
-            if left <= 0:
-                for s in missing:
-                    self.counts.silent.setdefault(s, step)
-                self._waiting_for -= missing
+            late_reads -= left <= 0
+            # Past the deadline, what has arrived still counts (this node may have been the one
+            # stopped, e.g. SIGSTOP: its neighbours' frames wait in the queue); then give up.
+            arrived, frame, size = self._receive(max(0.0, left))
+            if not arrived or late_reads < 0:
+                self._mark_silent(missing, step, since=start)
                 break
-            _, frame, size = self._receive(left)
             if frame is None:
                 missing -= self._finished
                 continue
@@ -228,6 +232,28 @@ class LiveNode:
             missing -= self._finished
         self.counts.wait_seconds += time.monotonic() - start
         return got
+
+    def _mark_silent(self, missing: set[int], step: int, since: float) -> None:
+        """Stop waiting for ``missing``: silent from ``step`` (until a frame from them comes);
+        ``since``: when this node began waiting for them (monotonic seconds)."""
+        for s in missing:
+            self.counts.silent.setdefault(s, step)
+            self._silent_since[s] = (step, since)
+        self._waiting_for -= missing
+
+    def _back(self, sender: int) -> None:
+        """A frame from ``sender``: if it was silent, that silence ends now."""
+        since = self._silent_since.pop(sender, None)
+        if since is not None:
+            self._silences.append((sender, since[0], self.clock, time.monotonic() - since[1]))
+
+    def silences(self) -> list[dict]:
+        """Every time a neighbour stopped answering: who, from which step, back at which step
+        (None: never, as far as this node saw) and for how many seconds (so far, if never)."""
+        now = time.monotonic()
+        still = [(v, step, None, now - t) for v, (step, t) in self._silent_since.items()]
+        return [{"node": v, "from_step": a, "back_at_step": b, "seconds": round(sec, 3)}
+                for v, a, b, sec in sorted(self._silences + still, key=lambda x: (x[1], x[0]))]  # fmt: skip
 
     # -- receiving --
 
@@ -251,6 +277,7 @@ class LiveNode:
         ):
             self._refuse()  # a member may only speak as itself, to us, along an edge, in time
             return True, None, 0
+        self._back(frame.sender)
         if frame.round == BYE_ROUND:
             self._finished.add(frame.sender)
             return True, None, 0

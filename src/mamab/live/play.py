@@ -91,6 +91,7 @@ def node_record(node: LiveNode, regret: float, run: int, seconds: float,
             "messages": node.counts.refused_messages,
         },
         "silent": {str(k): v for k, v in sorted(node.counts.silent.items())},
+        "silences": node.silences(),
         "seconds": seconds,
     }
 
