@@ -87,7 +87,7 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
         click.echo(f"{config.algorithm}: median final regret/agent {med:.1f} [{lo:.1f}, {hi:.1f}]")
     for r in summary["per_run"]:
         for s in r["silences"]:
-            back = ("never came back" if s["back_at_step"] is None
+            back = ("not back before they finished" if s["back_at_step"] is None
                     else f"back at step {s['back_at_step']}")  # fmt: skip
             click.echo(f"run {r['run']}: node {s['node']} was silent from step {s['from_step']}, "
                        f"{back} ({s['seconds']:.1f} s; noticed by "

@@ -178,9 +178,10 @@ def silence_report(records: list[dict | None]) -> list[dict]:
 def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> dict:
     """``summary.json`` of a live run: the schema of ``mamab run``'s, plus the network's numbers.
 
-    Nodes that stopped answering have null entries; ``final_regret_mean`` averages the honest
-    agents that finished, ``malicious_agents`` lists the liars (when there are), and ``stopped``
-    says which did not finish and when their neighbours noticed.
+    Nodes that did not finish have null entries; ``final_regret_mean`` averages the honest
+    agents that finished, ``malicious_agents`` lists the liars (when there are), ``stopped``
+    says which did not finish and when their neighbours noticed, and ``silences`` every time a
+    node stopped answering (who noticed, from which step, back at which step, for how long).
     """
     per_run = []
     for run, records in zip(config.run_ids, runs, strict=True):
@@ -198,8 +199,7 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
             for peer, step in (record or {}).get("silent", {}).items():
                 noticed[int(peer)] = min(step, noticed.get(int(peer), step))
         silences = silence_report(records)
-        never_back = {s["node"] for s in silences if s["back_at_step"] is None}
-        stopped = sorted({i for i, r in enumerate(records) if r is None} | never_back)
+        stopped = [i for i, r in enumerate(records) if r is None]  # did not finish its run
         per_run.append({
             "run": run,
             "final_regret_per_agent": column("final_regret"),
