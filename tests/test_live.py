@@ -340,3 +340,67 @@ def test_keys_of_a_live_run_killed_by_sigkill_are_removed_by_the_next(tmp_path, 
     assert again.returncode == 0, stderr
     assert not left.exists() and other.exists()
     assert not [*out.rglob("*.secret")]
+
+
+def fake_records(config: Config, run: int) -> list[dict]:
+    keys = ["messages_sent", "bits_sent", "messages_received", "bits_received", "wire_bytes_sent",
+            "wire_bytes_received", "waits", "seconds"]  # fmt: skip
+    return [{"final_regret": float(run * 10 + i), "refused": {"connections": 0, "messages": 0},
+             "silent": {}, "silences": [], **dict.fromkeys(keys, 0)}
+            for i in range(config.agents)]  # fmt: skip
+
+
+def test_run_live_writes_each_run_as_it_ends_and_skips_it_when_rerun(tmp_path, monkeypatch):
+    """Run 1 is interrupted: run 0 is on disk; the rerun starts no fleet for run 0; a rerun
+    with other flags into the same directory is refused and changes nothing."""
+    import mamab.live.fleet as fleet_module
+    from mamab.errors import ConfigError
+
+    config = Config("lcc-ucb", 3, 6, 100, runs=3, seed=1)
+    started: list[int] = []
+
+    def fake_fleet(config, run, *, sync, timeout, directory=None):
+        started.append(run)
+        if run == 1 and started.count(1) == 1:
+            raise KeyboardInterrupt  # Ctrl-C during run 1
+        return fake_records(config, run)
+
+    monkeypatch.setattr(fleet_module, "run_fleet", fake_fleet)
+    monkeypatch.setattr(fleet_module, "remove_orphans", lambda root=None: [])
+    with pytest.raises(KeyboardInterrupt):
+        fleet_module.run_live(config, sync=True, timeout=5, out=tmp_path)
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["run-0.json"]
+    before = (tmp_path / "runs" / "run-0.json").read_bytes()
+    summary = fleet_module.run_live(config, sync=True, timeout=5, out=tmp_path)
+    assert started == [0, 1, 1, 2]
+    assert [r["final_regret_per_agent"] for r in summary["per_run"]] == [
+        [0.0, 1.0, 2.0], [10.0, 11.0, 12.0], [20.0, 21.0, 22.0]]  # fmt: skip
+    for other in (dataclasses.replace(config, seed=2), config):
+        with pytest.raises(ConfigError, match="another configuration"):
+            fleet_module.run_live(other, sync=other is not config, timeout=5, out=tmp_path)
+    assert (tmp_path / "runs" / "run-0.json").read_bytes() == before
+    assert started == [0, 1, 1, 2]
+
+
+def test_key_directories_of_dead_owners_are_removed(tmp_path):
+    from mamab.live.fleet import OWNER, _started, remove_orphans
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    me = f"{os.getpid()} {_started(os.getpid())}"
+    owners = {
+        "mamab-live-dead": f"{done.stdout.strip()} 1",  # its owner exited
+        "mamab-live-reused": f"{os.getpid()} 1",  # its pid now names another process
+        "mamab-live-alive": me,
+        "mamab-live-new": None,  # being made: no owner yet
+        "other-dir": f"{done.stdout.strip()} 1",  # not a live run's
+    }
+    for name, owner in owners.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "agent-0.secret").write_text("secret")
+        if owner is not None:
+            (tmp_path / name / OWNER).write_text(owner)
+    removed = remove_orphans(tmp_path)
+    assert sorted(p.name for p in removed) == ["mamab-live-dead", "mamab-live-reused"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "mamab-live-alive", "mamab-live-new", "other-dir"]  # fmt: skip
