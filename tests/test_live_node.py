@@ -472,3 +472,32 @@ def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
         {"node": 0, "noticed_by": [1], "from_step": 90, "back_at_step": None, "seconds": 1.0},
     ]
     assert run["stopped"] == []  # every node finished its run
+
+
+def test_a_silent_neighbour_far_behind_is_waited_for_again_only_once_in_step() -> None:
+    """Node 1 starts when node 0 is at step 20 (as a restarted node would): its frames stamped
+    1..5 are taken late but do not make node 0 wait for it; once its frames reach node 0's last
+    round, node 0 waits for it again."""
+    config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
+    instance, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(2)
+    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
+                      timeout=0.05) for a in agents]  # fmt: skip
+    means = instance.problem.means
+
+    def steps(node: LiveNode, count: int) -> None:
+        for _ in range(count):
+            arm = node.select_arm()
+            node.observe(arm, float(means[arm]))
+
+    steps(nodes[0], 20)
+    assert nodes[0].counts.waits == 1 and nodes[0].counts.silent == {1: 1}
+    steps(nodes[1], 5)
+    steps(nodes[0], 1)  # step 21: frames 1..5 arrive, late; no wait for a node that far behind
+    assert nodes[0].counts.waits == 1 and nodes[0].counts.messages_received == 5
+    assert 1 not in nodes[0]._waiting_for
+    steps(nodes[1], 16)  # steps 6..21: node 1 is in step again
+    steps(nodes[0], 1)  # step 22: waits for node 1 again (its frame of 22 is not there yet)
+    assert nodes[0].counts.waits == 2 and nodes[0].counts.messages_received == 21
+    assert [(s["from_step"], s["back_at_step"]) for s in nodes[0].silences()] == [
+        (1, 22), (22, None)]  # fmt: skip

@@ -12,8 +12,8 @@ Two modes:
   simulator's synchronous rounds deliver, so results equal the simulator's. A neighbour that
   stays silent past the timeout is marked silent from that step on and no longer waited for;
   while a neighbour is silent the node still takes (without waiting) whatever has arrived at
-  every step, and a frame from it shows it is back: it is waited for again (its frames stamped
-  in the past are late ones).
+  every step. Its frames stamped in the past are late ones; once a frame from it is for this
+  node's last round or later, it is back in step and waited for again.
 - **async** (default): a node never waits. Frames stamped in its future (a faster neighbour)
   are held until its clock gets there; frames from its past follow the algorithm's late-message
   rule (docs/faults.md).
@@ -95,6 +95,7 @@ class LiveNode:
         self._held = {v: [0, 0] for v in self._neighbours}  # neighbour -> [frames, bytes] held
         self._newest = 0  # the newest stamp ever held
         self._silent_since: dict[int, tuple[int, float]] = {}  # neighbour -> (step, monotonic)
+        self._last_round = (0, 0)  # (step, round) of the last sync round this node ran
         self._silences: list[tuple[int, int, int, float]] = []  # (who, from, back at, seconds)
         self._closed = False
 
@@ -166,6 +167,7 @@ class LiveNode:
         for round_ in range(rounds):
             self._send_round(step, round_, self._outgoing(), markers=True)
             frames = self._await_round(step, round_)
+            self._last_round = (step, round_)
             for sender in sorted(frames):
                 self._deliver(frames[sender])
 
@@ -277,12 +279,14 @@ class LiveNode:
         ):
             self._refuse()  # a member may only speak as itself, to us, along an edge, in time
             return True, None, 0
-        self._back(frame.sender)
         if frame.round == BYE_ROUND:
+            self._back(frame.sender)
             self._finished.add(frame.sender)
             return True, None, 0
-        if self.sync and frame.sender not in self._waiting_for:
-            self._waiting_for.add(frame.sender)  # a silent neighbour is back: wait for it again
+        if (self.sync and frame.sender not in self._waiting_for
+                and (frame.stamp, frame.round) >= self._last_round):  # fmt: skip
+            self._back(frame.sender)  # a silent neighbour is back in step: wait for it again
+            self._waiting_for.add(frame.sender)
         return True, frame, len(data)
 
     def _refuse(self) -> None:
