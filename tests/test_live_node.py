@@ -458,7 +458,7 @@ def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
     records = [
         {"final_regret": 1.0, "silent": {"2": 40}, "silences": [back]},
         {"final_regret": 2.0, "silent": {"2": 40},
-         "silences": [{**back, "seconds": 4.0}, {"node": 0, "from_step": 90,
+         "silences": [{**back, "seconds": 4.0, "back_at_step": 61}, {"node": 0, "from_step": 90,
                                                  "back_at_step": None, "seconds": 1.0}]},
         {"final_regret": 3.0, "silent": {}, "silences": []},
     ]  # fmt: skip
@@ -468,7 +468,7 @@ def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
                                 "seconds"], 0))  # fmt: skip
     (run,) = live_summary(config, [records], sync=True)["per_run"]
     assert run["silences"] == [
-        {"node": 2, "noticed_by": [0, 1], "from_step": 40, "back_at_step": 60, "seconds": 4.5},
+        {"node": 2, "noticed_by": [0, 1], "from_step": 40, "back_at_step": 61, "seconds": 4.5},
         {"node": 0, "noticed_by": [1], "from_step": 90, "back_at_step": None, "seconds": 1.0},
     ]
     assert run["stopped"] == []  # every node finished its run

@@ -162,16 +162,20 @@ def run_fleet(config: Config, run: int, *, sync: bool, timeout: float,
 
 def silence_report(records: list[dict | None]) -> list[dict]:
     """Each time a node stopped answering, as its neighbours saw it: the node, who noticed, the
-    step they noticed it at, the step it was back at (None: not before they finished) and the
-    longest any of them went without it (s). One entry per (node, step noticed, step back)."""
-    seen: dict[tuple[int, int, int | None], dict] = {}
+    step they noticed it at, the latest step at which it was back in step with them (None: not
+    before they finished) and the longest any of them went without it (s). One entry per
+    (node, step noticed, whether it came back)."""
+    seen: dict[tuple[int, int, bool], dict] = {}
     for observer, record in enumerate(records):
         for s in (record or {}).get("silences", []):
-            entry = seen.setdefault((s["node"], s["from_step"], s["back_at_step"]), {
+            back = s["back_at_step"]
+            entry = seen.setdefault((s["node"], s["from_step"], back is None), {
                 "node": s["node"], "noticed_by": [], "from_step": s["from_step"],
-                "back_at_step": s["back_at_step"], "seconds": 0.0})  # fmt: skip
+                "back_at_step": back, "seconds": 0.0})  # fmt: skip
             entry["noticed_by"].append(observer)
             entry["seconds"] = max(entry["seconds"], s["seconds"])
+            if back is not None:
+                entry["back_at_step"] = max(entry["back_at_step"], back)
     return sorted(seen.values(), key=lambda e: (e["from_step"], e["node"]))
 
 
