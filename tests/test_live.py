@@ -127,32 +127,49 @@ def test_a_killed_agent_is_reported_and_the_others_finish(tmp_path: Path, reaper
     assert not [p for p in children(proc.pid) if alive(p)]
 
 
+HUNG_UP = {zmq.EVENT_DISCONNECTED, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+           zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_AUTH}
+
+
+def hung_up(monitor: zmq.Socket, limit: float = 30.0) -> list[str]:
+    """Wait for a state: the node ended the handshake of the socket ``monitor`` watches."""
+    from zmq.utils.monitor import recv_monitor_message
+
+    seen = []
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if monitor.poll(100):
+            event = recv_monitor_message(monitor)["event"]
+            seen.append(zmq.Event(event).name)
+            if event in HUNG_UP:
+                return seen
+    raise AssertionError(f"the node never hung up on an intruder (events: {seen})")
+
+
 def knock(address: str, server_key: bytes) -> int:
     """Knock on a node's port without CURVE, with a key not in the roster, and with junk bytes;
     return once the node has hung up on each (states, not seconds): the knocks refused."""
     host, port = address.removeprefix("tcp://").split(":")
     context = zmq.Context()
     try:
-        monitors = []
         for curve in (False, True):
             intruder = context.socket(zmq.DEALER)
             intruder.linger = 0
             if curve:
                 intruder.curve_publickey, intruder.curve_secretkey = zmq.curve_keypair()
                 intruder.curve_serverkey = server_key
-            monitors.append(intruder.get_monitor_socket(
-                zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-                | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-            ))  # fmt: skip
+            monitor = intruder.get_monitor_socket()
             intruder.connect(address)
             intruder.send(b"MB\x01forged")
+            hung_up(monitor)
+            intruder.disable_monitor()
+            monitor.close(0)
+            intruder.close(0)
         with socket.create_connection((host, int(port)), timeout=30) as raw:
             raw.sendall(b"GET / HTTP/1.1\r\n\r\n")
             with contextlib.suppress(ConnectionResetError):
                 while raw.recv(1024):  # the node's greeting, then it hangs up on junk
                     pass
-        for monitor in monitors:  # the node hung up on each intruder
-            assert monitor.poll(30_000), "the node never hung up on an intruder"
         return 3
     finally:
         context.destroy(linger=0)

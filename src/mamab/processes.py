@@ -54,6 +54,9 @@ def exit_on_signals(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) 
         print(f"mamab: {signal.Signals(signum).name}: stopping", file=sys.stderr, flush=True)
         raise SystemExit(128 + signum)
 
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (and receives signals)
+        return
     previous = {s: signal.signal(s, stop) for s in signals}
     try:
         yield
