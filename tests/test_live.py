@@ -127,8 +127,12 @@ def test_a_killed_agent_is_reported_and_the_others_finish(tmp_path: Path, reaper
     assert not [p for p in children(proc.pid) if alive(p)]
 
 
-HUNG_UP = {zmq.EVENT_DISCONNECTED, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL,
-           zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_AUTH}
+HUNG_UP = {
+    zmq.EVENT_DISCONNECTED,
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+    zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+    zmq.EVENT_HANDSHAKE_FAILED_AUTH,
+}
 
 
 def hung_up(monitor: zmq.Socket, limit: float = 30.0) -> list[str]:

@@ -408,8 +408,9 @@ def test_roster_errors_are_one_line(tmp_path, text, message):
         "short_key": roster_text(dict(id=0, port=5000, key=k0[:39])),
         "same_key": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5001, key=k0)),
         "same_address": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5000, key=k1)),
-        "same_endpoint": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5000, key=k1))
-        .replace("127.0.0.1", "localhost", 1),
+        "same_endpoint": roster_text(
+            dict(id=0, port=5000, key=k0), dict(id=1, port=5000, key=k1)
+        ).replace("127.0.0.1", "localhost", 1),
         "missing": "[[node]]\nid = 0\naddress = 'tcp://127.0.0.1:5000'\n",
         "string_id": roster_text(dict(id='"0"', port=5000, key=k0)),
     }

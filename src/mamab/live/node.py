@@ -217,8 +217,8 @@ class LiveNode:
             late_reads -= left <= 0
             # Past the deadline, what has arrived still counts (this node may have been the one
             # stopped, e.g. SIGSTOP: its neighbours' frames wait in the queue); then give up.
-            arrived, frame, size = (False, None, 0) if late_reads < 0 else self._receive(
-                max(0.0, left)
+            arrived, frame, size = (
+                (False, None, 0) if late_reads < 0 else self._receive(max(0.0, left))
             )
             if not arrived:
                 self._mark_silent(missing, step, since=start)
