@@ -63,6 +63,7 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
     from mamab.agents.registry import require_wire
     from mamab.live.fleet import node_count, run_live
+    from mamab.processes import exit_on_signals
     from mamab.stats import percent_text
     from mamab.storage import prepare_out_dir, write_json
 
@@ -75,11 +76,12 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
 
     with Progress(runs, f"live {config.algorithm}", "runs") as bar:
 
-        def ran(run: int, seconds: float) -> None:
-            bar.write(f"run {run}: {seconds:.1f} s")
+        def ran(run: int, seconds: float | None) -> None:
+            bar.write(f"run {run}: {'already done' if seconds is None else f'{seconds:.1f} s'}")
             bar.update(1)
 
-        summary = run_live(config, sync=sync, timeout=timeout, progress=ran)
+        with exit_on_signals():  # SIGTERM, SIGHUP: stop the nodes, remove the keys, keep done runs
+            summary = run_live(config, sync=sync, timeout=timeout, progress=ran, out=directory)
     stats = summary["statistics"]  # as mamab run's: runs without an honest finisher left out
     used, total = stats["final_regret_runs"], stats["runs"]
     if used:
@@ -91,6 +93,12 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
         click.echo(f"mamab: warning: {total - used} of {total} runs had no honest agent that finished; the "
                    "median and band leave them out", err=True)  # fmt: skip
     for r in summary["per_run"]:
+        for s in r["silences"]:
+            back = ("not back before they finished" if s["back_at_step"] is None
+                    else f"back at step {s['back_at_step']}")  # fmt: skip
+            click.echo(f"run {r['run']}: node {s['node']} was silent from step {s['from_step']}, "
+                       f"{back} ({s['seconds']:.1f} s; noticed by "
+                       f"{', '.join(map(str, s['noticed_by']))})")  # fmt: skip
         for s in r["stopped"]:
             click.echo(f"run {r['run']}: node {s['node']} stopped answering "
                        f"(noticed at step {s['noticed_at_step']})")  # fmt: skip
