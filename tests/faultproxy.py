@@ -284,7 +284,10 @@ class FaultProxy:
             up_writer.transport.abort()
             return
         conn.writers.append(up_writer)
-        conn.pipes = [_Pipe(self, conn, 0, reader, up_writer), _Pipe(self, conn, 1, up_reader, writer)]
+        conn.pipes = [
+            _Pipe(self, conn, 0, reader, up_writer),
+            _Pipe(self, conn, 1, up_reader, writer),
+        ]
         conn.tasks = [asyncio.ensure_future(f()) for p in conn.pipes for f in (p.read, p.write)]
         try:
             await asyncio.gather(*conn.tasks)
