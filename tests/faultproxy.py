@@ -71,6 +71,17 @@ def enter_netns(name: str) -> None:
         os.close(fd)
 
 
+RESET = object()  # queued behind the bytes a reset connection sent before it
+
+
+def _abort(writer: asyncio.StreamWriter) -> None:
+    """Close ``writer``'s connection with a TCP RST (SO_LINGER 0), not a FIN."""
+    with contextlib.suppress(OSError):
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
 class _Pipe:
     """One direction of one connection: read, hold until due, write (in order)."""
 
@@ -82,20 +93,44 @@ class _Pipe:
         self.arrived = asyncio.Event()
         self.due = 0.0  # when the last chunk queued is delivered
         self.free_at = 0.0  # bandwidth cap: when the link is free again
+        self.dead = False  # the receiving end is gone
 
     async def read(self) -> None:
-        while True:
-            data = await self.reader.read(65536)
-            faults = self.proxy.faults
-            delay = max(0.0, faults.latency + self.proxy.rng.uniform(-1, 1) * faults.jitter)
-            self.due = max(self.due, time.monotonic() + delay)
-            self.queue.append((self.due, data or None))
+        """Take what arrives, stamped with its delivery time. A reset by the sending end (RST)
+        travels behind what it sent before, as on a real network."""
+        try:
+            while True:
+                data = await self.reader.read(65536)
+                self._queue(data or None)
+                if not data:
+                    return
+        except OSError:
+            self._queue(RESET)
+
+    def _queue(self, data: bytes | object | None) -> None:
+        if self.dead:
+            return  # nobody to deliver to any more
+        faults = self.proxy.faults
+        delay = max(0.0, faults.latency + self.proxy.rng.uniform(-1, 1) * faults.jitter)
+        self.due = max(self.due, time.monotonic() + delay)
+        self.queue.append((self.due, data))
+        if isinstance(data, bytes):
             self.conn.stats.held += len(data)
-            self.arrived.set()
-            if not data:
-                return
+        self.arrived.set()
 
     async def write(self) -> None:
+        """Deliver in order, when due, while neither node is cut off, within the rate. If the
+        receiving end is gone, what this direction still holds is lost (and counted)."""
+        try:
+            await self._write()
+        except OSError:
+            self.dead = True
+            lost = self.held()
+            self.queue.clear()
+            self.conn.stats.held -= lost
+            self.conn.stats.lost += lost
+
+    async def _write(self) -> None:
         while True:
             while not self.queue:
                 self.arrived.clear()
@@ -105,8 +140,10 @@ class _Pipe:
             await self.proxy.open_for(self.conn)  # held while either node is cut off
             self.queue.popleft()
             if data is None:
-                with contextlib.suppress(OSError):
-                    self.writer.write_eof()
+                self.writer.write_eof()
+                return
+            if data is RESET:
+                _abort(self.writer)
                 return
             rate = self.proxy.faults.rate
             if rate:
@@ -118,7 +155,7 @@ class _Pipe:
             self.conn.stats.forwarded[self.direction] += len(data)
 
     def held(self) -> int:
-        return sum(len(d) for _, d in self.queue if d)
+        return sum(len(d) for _, d in self.queue if isinstance(d, bytes))
 
 
 class _Conn:
@@ -136,10 +173,7 @@ class _Conn:
         for task in self.tasks:
             task.cancel()
         for writer in self.writers:
-            sock = writer.get_extra_info("socket")
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            writer.transport.abort()
+            _abort(writer)
         self.stats.held -= lost
         return lost
 
@@ -154,6 +188,7 @@ class FaultProxy:
         self.links: dict[tuple[int, int], LinkStats] = {}
         self._cut: set[int] = set()
         self._conns: set[_Conn] = set()
+        self.log: list[tuple] = []  # (monotonic, client, server, event, bytes): a test's trace
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -271,6 +306,7 @@ class FaultProxy:
         stats = self.links.setdefault((client, server), LinkStats())
         stats.connections += 1
         conn = _Conn(client, server, stats)
+        self.log.append((time.monotonic(), client, server, "accepted", 0))
         conn.writers.append(writer)
         self._conns.add(conn)
         try:
@@ -284,6 +320,7 @@ class FaultProxy:
             up_writer.transport.abort()
             return
         conn.writers.append(up_writer)
+        self.log.append((time.monotonic(), client, server, "connected", 0))
         conn.pipes = [
             _Pipe(self, conn, 0, reader, up_writer),
             _Pipe(self, conn, 1, up_reader, writer),
@@ -291,10 +328,11 @@ class FaultProxy:
         conn.tasks = [asyncio.ensure_future(f()) for p in conn.pipes for f in (p.read, p.write)]
         try:
             await asyncio.gather(*conn.tasks)
-        except (OSError, asyncio.CancelledError):  # one side reset: so is the other
-            if conn in self._conns:
-                conn.abort()
+        except asyncio.CancelledError:  # reset by the proxy
+            pass
         finally:
+            self.log.append((time.monotonic(), client, server, "closed",
+                             [p.held() for p in conn.pipes]))  # fmt: skip
             self._conns.discard(conn)
             for w in conn.writers:
                 w.close()
