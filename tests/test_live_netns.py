@@ -230,3 +230,90 @@ def test_a_node_cut_off_for_longer_than_the_timeout_is_waited_for_again(lab, tmp
     print(f"long black-hole: {seconds:.1f} s (restored at {cut_seconds:.1f} s, {held} bytes "
           f"held), received {received}, regret {regret} vs {sim.final_regret[0].tolist()}, "
           f"report {report}")  # fmt: skip
+
+
+# -- (3) connection resets: ZeroMQ reconnects, frames in flight are lost ----------------------
+
+
+RESETS = [(0, 1), (2, 3), (3, 0)]  # the connections reset, one at a time: (dialled by, to)
+
+
+@pytest.fixture(scope="module")
+def reset_run(tmp_path_factory):
+    """One sync fleet (full communication, 5 ms one way, --timeout 2) in which three
+    connections are reset (RST, both sides), one at a time, while they carry frames: what the
+    proxy held for them is lost. Shared by the tests of what holds today and of what item 4 of
+    issue 21 will give."""
+    made = NetLab(4)
+    try:
+        made.up()
+    except LabRefused as err:
+        made.down()
+        pytest.skip(f"no network namespaces here: {err}")
+    tmp_path = tmp_path_factory.mktemp("resets")
+    try:
+        made.proxy.set_faults(Faults(latency=0.005))
+        config = Config("full-communication", 4, 8, 1500, seed=9)
+        start = time.monotonic()
+        procs = start_fleet(made, config, tmp_path, sync=True, timeout=2)
+        lost_by_link: dict[tuple[int, int], int] = {}
+        mark = 20_000  # past the 12 handshakes (about 870 bytes each)
+        for link in RESETS:
+            # A state: the fleet has moved on since the last reset (reconnected, past any
+            # handshake), and some connection holds frames in flight from the node that dialled.
+            wait_for(made, lambda stats, mark=mark: sum(sum(s.forwarded) for s in stats.values())
+                     >= mark, procs)  # fmt: skip
+            while True:
+                before = made.proxy.stats()
+                lost = made.proxy.reset(when=lambda c, link=link: (c.client, c.server) == link
+                                        and bool(c.pipes) and c.pipes[0].held() > 0)  # fmt: skip
+                if lost:
+                    break
+                assert all(p.poll() is None for p in procs), "the fleet ended before a reset"
+                time.sleep(0.005)
+            for key, s in made.proxy.stats().items():
+                if s.lost > before.get(key, LinkStats()).lost:
+                    lost_by_link[key] = lost_by_link.get(key, 0) + s.lost - before[key].lost
+            mark = sum(sum(s.forwarded) for s in made.proxy.stats().values()) + 20_000
+        records = finish_fleet(procs, tmp_path)
+        yield config, records, lost_by_link, time.monotonic() - start
+    finally:
+        left = made.down()
+        assert not left, f"left behind: {left}"
+
+
+def test_connection_resets_are_survived_and_every_silence_is_reported(reset_run):
+    """What holds today: every node reconnects and finishes. A frame lost at a reset makes its
+    receiver wait --timeout and mark the sender silent, and the receiver, stalled that long, is
+    marked silent by the neighbours waiting for it; each is taken back at its next frame.
+    Every silence names the sender or the receiver of a connection that lost bytes at a reset;
+    lost messages are counted as not received; nothing is refused."""
+    config, records, lost_by_link, seconds = reset_run
+    assert len(records) == 4 and lost_by_link
+    sim = simulate(config)
+    missing = [s - r["messages_received"]
+               for s, r in zip(sim.counts["messages_received"][0], records, strict=True)]  # fmt: skip
+    assert all(m >= 0 for m in missing) and sum(missing) > 0
+    receivers = {r for _, r in lost_by_link}
+    for node, record in enumerate(records):
+        for silence in record["silences"]:
+            cause = (silence["node"], node) in lost_by_link or silence["node"] in receivers
+            assert cause, (node, silence, lost_by_link)
+            assert silence["back_at_step"] is not None  # taken back at its next frame
+            assert silence["seconds"] >= 2
+        assert record["refused"]["messages"] == 0
+    for sender, receiver in lost_by_link:  # the frames a receiver lost: it waited, and said so
+        if missing[receiver]:
+            assert sender in {s["node"] for s in records[receiver]["silences"]}
+    print(f"resets: {seconds:.1f} s, lost bytes by link {lost_by_link}, messages missing "
+          f"{missing}, silences {[r['silences'] for r in records]}, "
+          f"refused {[r['refused'] for r in records]}")  # fmt: skip
+
+
+@pytest.mark.xfail(strict=True, reason="issue 21 item 4: no resend yet")
+def test_sync_results_equal_mamab_run_under_connection_resets(reset_run):
+    """Frames in flight at a reset are lost (ZeroMQ reconnects but does not resend them), so
+    the receivers go on without them: results differ from `mamab run` until frames carry
+    sequence numbers and are acknowledged and resent after a reconnection."""
+    config, records, _, _ = reset_run
+    assert_equals_simulator(config, records)
