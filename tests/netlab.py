@@ -14,12 +14,15 @@ proxy (tests/faultproxy.py) accepts it, as the node it was meant for, and relays
 
 ``down()`` kills every process started with :meth:`popen` (by its id) and deletes the
 namespaces, which deletes their veths; it is safe to call twice and after a failed ``up()``.
+Names carry the test process's id (``mb<pid>x<hex>-...``): a lab whose process died without
+``down()`` (SIGKILL) is deleted by the next ``up()``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -39,6 +42,18 @@ def _ip(*args: str) -> None:
         raise LabRefused(f"`ip {' '.join(args)}` failed: {proc.stderr.strip()}")
 
 
+def remove_orphans() -> list[str]:
+    """Delete the namespaces of labs whose test process is gone (killed before ``down()``)."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    removed = []
+    for line in listed.splitlines():
+        found = re.match(r"(mb(\d+)x[0-9a-f]{2}-\S+)", line)
+        if found and not os.path.exists(f"/proc/{found[2]}"):
+            subprocess.run(["ip", "netns", "del", found[1]], capture_output=True, timeout=30)
+            removed.append(found[1])
+    return removed
+
+
 class NetLab:
     """``size`` node namespaces around a hub (see the module docstring)."""
 
@@ -46,7 +61,7 @@ class NetLab:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.tag = f"mb{secrets.token_hex(3)}"
+        self.tag = f"mb{os.getpid()}x{secrets.token_hex(1)}"  # veth names: 15 characters at most
         self.hub = f"{self.tag}-hub"
         self.namespaces: list[str] = []
         self.procs: list[subprocess.Popen] = []
@@ -64,6 +79,7 @@ class NetLab:
             raise LabRefused("network namespaces need root")
         if shutil.which("ip") is None:
             raise LabRefused("no `ip` command (iproute2)")
+        remove_orphans()
         for ns in (self.hub, *map(self.node, range(self.size))):
             _ip("netns", "add", ns)
             self.namespaces.append(ns)
