@@ -216,12 +216,14 @@ class FaultProxy:
     def restore(self, node: int) -> None:
         self._call(lambda: self._set_cut(self._cut - {node}))
 
-    def reset(self, when: Callable[[_Conn], bool] = lambda c: True) -> int:
-        """Reset (RST, both sides) the open connections ``when`` accepts; the bytes lost."""
+    def reset(self, when: Callable[[_Conn], bool] = lambda c: True, least: int = 1) -> int:
+        """Reset (RST, both sides) the open connections ``when`` accepts, if there are at least
+        ``least`` of them (else none); the bytes lost."""
 
         def reset_now() -> int:
             lost = 0
-            for conn in [c for c in self._conns if when(c)]:
+            chosen = [c for c in self._conns if when(c)]
+            for conn in chosen if len(chosen) >= least else []:
                 bytes_lost = conn.abort()
                 lost += bytes_lost
                 conn.stats.resets += 1

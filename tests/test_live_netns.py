@@ -14,6 +14,7 @@ for the faults' own durations, which are the point: a black-hole shorter or long
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -36,10 +37,11 @@ from mamab.stats import median_band
 COUNTERS = ("messages_sent", "bits_sent", "messages_received", "bits_received", "rounds")
 
 
-@pytest.fixture
-def lab():
-    """A lab of 4 node namespaces; everything it made is removed at the end, even on failure."""
-    made = NetLab(4)
+@contextlib.contextmanager
+def new_lab(size: int = 4) -> Iterator[NetLab]:
+    """A lab of ``size`` node namespaces (the test is skipped where the kernel refuses);
+    everything it made is removed at the end, even on failure."""
+    made = NetLab(size)
     try:
         made.up()
     except LabRefused as err:
@@ -50,6 +52,12 @@ def lab():
     finally:
         left = made.down()
         assert not left, f"left behind: {left}"
+
+
+@pytest.fixture
+def lab():
+    with new_lab() as made:
+        yield made
 
 
 def start_fleet(lab: NetLab, config: Config, directory: Path, *, sync: bool,
@@ -245,16 +253,11 @@ EVERY = None  # reset every connection carrying frames, at once
 def run_with_resets(tmp_path_factory, resets: list, horizon: int = 500) -> Iterator[tuple]:
     """One sync fleet (full communication, 5 ms one way, --timeout 2) whose connections are
     reset (RST, both sides) while they carry frames, once per entry of ``resets``: the one
-    connection named, or every connection with frames in flight (EVERY). What the proxy held
+    connection named, or all 12 connections at a moment when each has a frame in flight
+    (EVERY). What the proxy held
     for them is lost. Yields (config, records, bytes lost per link, seconds)."""
-    made = NetLab(4)
-    try:
-        made.up()
-    except LabRefused as err:
-        made.down()
-        pytest.skip(f"no network namespaces here: {err}")
     tmp_path = tmp_path_factory.mktemp("resets")
-    try:
+    with new_lab() as made:
         made.proxy.set_faults(Faults(latency=0.005))
         config = Config("full-communication", 4, 8, horizon, seed=9)
         start = time.monotonic()
@@ -269,7 +272,8 @@ def run_with_resets(tmp_path_factory, resets: list, horizon: int = 500) -> Itera
             while True:
                 before = made.proxy.stats()
                 lost = made.proxy.reset(when=lambda c, link=link: link in (EVERY, (c.client, c.server))
-                                        and bool(c.pipes) and c.pipes[0].held() > 0)  # fmt: skip
+                                        and bool(c.pipes) and c.pipes[0].held() > 0,
+                                        least=12 if link is EVERY else 1)  # fmt: skip
                 if lost:
                     break
                 assert all(p.poll() is None for p in procs), "the fleet ended before a reset"
@@ -280,9 +284,6 @@ def run_with_resets(tmp_path_factory, resets: list, horizon: int = 500) -> Itera
             mark = sum(sum(s.forwarded) for s in made.proxy.stats().values()) + 20_000
         records = finish_fleet(procs, tmp_path)
         yield config, records, lost_by_link, time.monotonic() - start
-    finally:
-        left = made.down()
-        assert not left, f"left behind: {left}"
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +295,7 @@ def reset_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def reset_all_run(tmp_path_factory):
-    """Every connection with frames in flight reset at once (at about step 12)."""
+    """All 12 connections reset at once, each with a frame in flight (at about step 12)."""
     yield from run_with_resets(tmp_path_factory, [EVERY], horizon=1500)
 
 
@@ -335,25 +336,27 @@ def test_sync_results_equal_mamab_run_under_connection_resets(reset_run):
     assert_equals_simulator(config, records)
 
 
+@pytest.mark.slow
 def test_every_connection_reset_at_once_is_survived(reset_all_run):
     """What holds today when every node loses frames at the same moment: every node finishes,
     every silence is reported, nothing is refused, nobody crashes."""
     _, records, lost_by_link, seconds = reset_all_run
-    assert len(records) == 4 and len(lost_by_link) >= 6
+    assert len(records) == 4 and len(lost_by_link) == 12
     assert all(r["silences"] and r["refused"]["messages"] == 0 for r in records)
     print(f"every connection reset: {seconds:.1f} s, {len(lost_by_link)} lost frames, silences "
           f"{[r['silences'] for r in records]}")  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=False, reason="a sync node that marked every neighbour silent plays "
                    "on alone, ahead of them, and never waits for them again (timing-dependent: "
-                   "failed 5 runs of 5 at T = 1500, passed once at T = 500)")  # fmt: skip
+                   "5 runs of 6 failed here, hence not strict)")  # fmt: skip
 def test_after_every_connection_is_reset_every_silence_ends(reset_all_run):
     """Every node misses frames at once, so all time out within milliseconds of each other, and
     a node whose deadline passes before a healthy neighbour's next frame marks that neighbour
     silent too. A node that has marked all its neighbours silent no longer waits, runs ahead
-    of them, and their frames stay in its past: it is never back in step with them (three runs
-    out of three; found here, not in issue 21's list). Each silence should end."""
+    of them, and their frames stay in its past: it is never back in step with them (5 runs of 6
+    here; found here, not in issue 21's list). Each silence should end."""
     _, records, _, _ = reset_all_run
     assert all(s["back_at_step"] is not None for r in records for s in r["silences"])
 
@@ -383,3 +386,20 @@ def test_async_results_within_the_simulators_band_under_latency(lab, tmp_path):
     assert np.median(live) < np.median(alone.final_regret_mean())
     print(f"async: live band [{live_lo:.1f}, {live_hi:.1f}], simulator [{sim_lo:.1f}, "
           f"{sim_hi:.1f}], alone {np.median(alone.final_regret_mean()):.1f}")  # fmt: skip
+
+
+def test_labs_of_dead_test_processes_are_removed(lab):
+    """A lab whose test process was killed before cleaning up is deleted by the next one; a
+    live process's lab is left alone."""
+    from netlab import remove_orphans
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = f"mb{dead.pid}x00-hub"
+    subprocess.run(["ip", "netns", "add", orphan], check=True)
+    try:
+        assert orphan in remove_orphans()
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert orphan not in listed and lab.hub in listed
+    finally:
+        subprocess.run(["ip", "netns", "del", orphan], capture_output=True)
