@@ -117,6 +117,8 @@ class NetLab:
                 proc.wait()
         if self.proxy is not None:
             self.proxy.close()
+        if shutil.which("ip") is None:
+            return []  # nothing was made
         for ns in reversed(self.namespaces):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
         self.namespaces = []
