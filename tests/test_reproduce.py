@@ -22,6 +22,10 @@ def test_report_and_figures(quick):
     assert "LCC-UCB-GRAPH beats LCC-UCB with relaying" in report
     assert report.count("✅") >= 5
     assert "## Fidelity: complete graph" in report and "## Fidelity: sparse graphs" in report
+    # quick's relay (K' = ceil(K/N) + N - 1) first talks at T; the sparse family runs alpha = 2 only
+    sparse = report.split("## Fidelity: sparse graphs")[1]
+    assert "effectively no communication" in sparse and "alpha = 2 only" in sparse
+    assert "arXiv:2102.08462" in report and "shared/paper" not in report
     for figure in (
         "complete-regret",
         "complete-alpha1-regret",
