@@ -350,19 +350,20 @@ def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, 
     """Run every configuration of a sweep TOML file, then draw its figures; rerunning resumes."""
     from mamab.experiments import load_spec
     from mamab.experiments.runner import run_sweep
-    from mamab.outdir import claimed
 
     spec = load_spec(config_file)
     runner = make_executor(executor, jobs, scheduler, shared)
     out = out or Path(f"{spec.name}-results")
-    with claimed(out, "sweep"):  # tables and figures of one run, never mixed with another's
-        outcome = run_sweep(spec, out, executor=runner)
-        if figures:
-            from mamab.plots import draw_all
 
-            # in the style of the last drawing (mamab plot, reproduce --format), else PNG + SVG;
-            # figures mamab drew before and does not redraw now are removed (figures/manifest.json)
-            draw_all(outcome.results, out)
+    def draw(outcome) -> None:
+        """Under the sweep's lock, so figures match the tables; in the style of the last drawing
+        (mamab plot, reproduce --format), else PNG + SVG; figures mamab drew before and does not
+        redraw now are removed (figures/manifest.json)."""
+        from mamab.plots import draw_all
+
+        draw_all(outcome.results, out)
+
+    outcome = run_sweep(spec, out, executor=runner, after=draw if figures else None)
     _print_summary(outcome.summary)
     click.echo(f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
                f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s")  # fmt: skip

@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,18 +215,24 @@ def run_sweep(
     executor: Executor | None = None,
     jobs: int | None = None,
     progress: bool | None = None,
+    after: Callable[[SweepOutcome], object] | None = None,
 ) -> SweepOutcome:
     """Compute every missing task of ``spec`` into ``out`` and write the sweep's tables.
 
     Finished tasks (valid files from this code) are kept, so an interrupted sweep resumes where
     it stopped. ``progress=None`` shows a bar only when stderr is a terminal. The directory is
     locked from its checks to its tables (:mod:`mamab.outdir`): a second writer is refused.
+    ``after`` runs on the outcome while the directory is still locked (``mamab sweep`` draws
+    the figures there, so they match the tables).
     """
     check_graphs(spec)  # the whole grid, before anything is written
     groups = config_tasks(spec)  # hashes each edge-list file once
     check_distinct(spec, groups)
     with claimed(out, "sweep"):
-        return _run_sweep(spec, out, groups, executor, jobs, progress)
+        outcome = _run_sweep(spec, out, groups, executor, jobs, progress)
+        if after is not None:
+            after(outcome)
+        return outcome
 
 
 def _run_sweep(
