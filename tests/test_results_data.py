@@ -86,7 +86,7 @@ def test_missing_optional_dependency_is_one_clear_line(result, monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_xarray)
     monkeypatch.delitem(__import__("sys").modules, "xarray", raising=False)
-    with pytest.raises(ImportError, match=r"pip install 'mamab\[xarray\]'"):
+    with pytest.raises(ImportError, match=r"pip install '\.\[xarray\]'"):
         result.to_xarray()
 
 

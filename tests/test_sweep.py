@@ -131,6 +131,32 @@ def test_plots_and_redraw(spec_file, tmp_path, capsys):
         assert (out / "figures" / name).stat().st_size > 1000
 
 
+def test_sweep_draws_its_figures_and_a_rerun_removes_stale_ones(spec_file, tmp_path, capsys):
+    """`mamab sweep` ends with what `mamab plot` draws (README: a sweep directory holds
+    figures/); figures of a configuration no longer in the tables go; --no-figures draws none."""
+    extra = '\n[[experiments]]\nname = "extra"\nalgorithms = "lcc-ucb"\nagents = 2\narms = 4\nhorizon = 60\n'
+    spec_file.write_text(SPEC + extra)
+    out = tmp_path / "res"
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", str(spec_file), "--out", str(out), "--jobs", "1"])
+    assert done.value.code == 0
+    drawn = {p.name for p in (out / "figures").iterdir()}
+    assert {"complete-regret.png", "complete-regret.svg", "complete-bits.png",
+            "extra-regret.png", "manifest.json"} <= drawn  # fmt: skip
+    (out / "metadata.json").unlink()  # the same directory, the sweep without "extra"
+    spec_file.write_text(SPEC)
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", str(spec_file), "--out", str(out), "--jobs", "1"])
+    assert done.value.code == 0
+    left = {p.name for p in (out / "figures").iterdir()}
+    assert "complete-regret.png" in left and not any(n.startswith("extra-") for n in left)
+    bare = tmp_path / "bare"
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", str(spec_file), "--out", str(bare), "--jobs", "1", "--no-figures"])
+    assert done.value.code == 0
+    assert (bare / "summary.csv").is_file() and not (bare / "figures").exists()
+
+
 BAD_SPECS = [
     ("colour = 3\n", "unknown key 'colour'"),
     ("runs = 'ten'\n", "runs must be int"),

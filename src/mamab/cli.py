@@ -351,16 +351,29 @@ def make_executor(executor: str, jobs: int | None, scheduler: str | None, shared
 @JOBS
 @executor_options
 @YES
+@click.option("--no-figures", "figures", is_flag=True, flag_value=False, default=True,
+              help="Write the tables only; `mamab plot` draws the figures later [default: draw "
+                   "them into OUT/figures].")  # fmt: skip
 def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, scheduler: str | None,
-          shared: bool, yes: bool) -> None:  # fmt: skip
-    """Run every configuration of a sweep TOML file; rerunning resumes where it stopped."""
+          shared: bool, yes: bool, figures: bool) -> None:  # fmt: skip
+    """Run every configuration of a sweep TOML file, then draw its figures; rerunning resumes."""
     from mamab.experiments import load_spec
     from mamab.experiments.runner import run_sweep
 
     spec = load_spec(config_file)
     runner = make_executor(executor, jobs, scheduler, shared)
-    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), executor=runner,
-                        allow_long=yes, confirm="add --yes to run it anyway")  # fmt: skip
+    out = out or Path(f"{spec.name}-results")
+
+    def draw(outcome) -> None:
+        """Under the sweep's lock, so figures match the tables; in the style of the last drawing
+        (mamab plot, reproduce --format), else PNG + SVG; figures mamab drew before and does not
+        redraw now are removed (figures/manifest.json)."""
+        from mamab.plots import draw_all
+
+        draw_all(outcome.results, out)
+
+    outcome = run_sweep(spec, out, executor=runner, allow_long=yes,
+                        confirm="add --yes to run it anyway", after=draw if figures else None)  # fmt: skip
     _print_summary(outcome.summary)
     click.echo(f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
                f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s")  # fmt: skip

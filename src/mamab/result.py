@@ -260,7 +260,7 @@ class Result(_ExactEq):
         """An xarray Dataset over (run, agent, t): regret and bits; per (run, agent) counters,
         crash steps and malicious flags; per run diameter, max degree and arm means. The configuration is in
         ``attrs`` (flat fields, and the whole of it as JSON under ``config``). Needs xarray
-        (``pip install 'mamab[xarray]'``).
+        (``pip install '.[xarray]'`` in mamab's checkout).
         """
         xr = _require("xarray", "xarray")
         coords = {
@@ -394,5 +394,6 @@ def _require(module: str, extra: str):
         return importlib.import_module(module)
     except ImportError:
         raise ImportError(
-            f"{module} is needed for this: pip install {module} (or pip install 'mamab[{extra}]')"
+            f"{module} is needed for this: pip install {module} (or, in mamab's checkout, "
+            f"pip install '.[{extra}]')"
         ) from None

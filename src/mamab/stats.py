@@ -93,13 +93,20 @@ def per_agent_median(values: np.ndarray) -> float:
     not), as regret's per-run mean over agents. An unknown value (NaN: a live node that stopped
     answering) is left out of its run's mean; a run with none known, out of the median.
     """
+    means = per_run_means(values)
+    means = means[~np.isnan(means)]
+    return float(np.median(means)) if means.size else math.nan
+
+
+def per_run_means(values: np.ndarray) -> np.ndarray:
+    """(runs,) mean over agents of (runs, agents) ``values``, unknown (NaN) values left out; NaN
+    for a run with none known. :func:`per_agent_median` is their median; :func:`median_summary`
+    of them adds its band."""
     x = np.asarray(values, dtype=np.float64)
     known = ~np.isnan(x)
     counts = known.sum(axis=1)
     totals = np.where(known, x, 0.0).sum(axis=1)
-    means = np.divide(totals, counts, out=np.full(totals.shape, np.nan), where=counts > 0)
-    means = means[~np.isnan(means)]
-    return float(np.median(means)) if means.size else math.nan
+    return np.divide(totals, counts, out=np.full(totals.shape, np.nan), where=counts > 0)
 
 
 def run_statistics(

@@ -29,7 +29,8 @@ def sweep(
     executor: Executor | None = None,
     allow_long: bool = False,
 ) -> SweepOutcome:
-    """Run a sweep from Python, exactly as ``mamab sweep`` does, and return its outcome.
+    """Run a sweep from Python, exactly as ``mamab sweep --no-figures`` does, and return its
+    outcome (``mamab.plots.draw_all(outcome.results, out)`` then draws what ``mamab sweep`` draws).
 
     ``spec`` is a sweep TOML file, a preset name ('paper', 'paper-quick'), the TOML document
     as a dict (which may hold networkx graphs under ``graph``) or a :class:`SweepSpec`.

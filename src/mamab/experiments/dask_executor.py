@@ -24,7 +24,8 @@ def _connect(scheduler: str, timeout: str) -> Any:
         from distributed import Client
     except ImportError:
         raise ConfigError(
-            'the Dask executor needs dask.distributed: pip install "mamab[dask]"'
+            "the Dask executor needs dask.distributed: pip install 'distributed>=2024.1' (or, "
+            "in mamab's checkout, pip install '.[dask]')"
         ) from None
     try:
         return Client(scheduler, timeout=timeout, set_as_default=False)

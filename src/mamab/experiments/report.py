@@ -16,27 +16,123 @@ from mamab.experiments.aggregate import (
     setting_key,
     varying,
 )
-from mamab.stats import band_coverage, median_band, median_ci_ranks, percent_text
+from mamab.result import COUNTERS
+from mamab.stats import (
+    MedianBand,
+    band_coverage,
+    median_band,
+    median_ci_ranks,
+    median_summary,
+    per_run_means,
+    percent_text,
+)
+
+#: The paper whose evaluation ``mamab reproduce`` reruns, as report.md cites it.
+PAPER_CITATION = (
+    'Mridul Agarwal, Vaneet Aggarwal and Kamyar Azizzadenesheli, "Multi-Agent Multi-Armed '
+    'Bandits with Limited Communication", Journal of Machine Learning Research 23(212):1–24, '
+    "2022 (arXiv:2102.08462)"
+)
 
 #: What ``mamab.plots.draw_all`` draws per figure (file name: '<figure>-<kind>').
 FIGURE_KINDS = ("regret", "regret-no-demab", "bits", "frontier", "loss", "malicious")
 
 
+#: The verdicts of a claim, and their marks in report.md.
+HOLDS, FAILS, INCONCLUSIVE, UNTESTED = "holds", "does not hold", "inconclusive", "not tested"
+MARKS = {HOLDS: "✅", FAILS: "❌", INCONCLUSIVE: "❔", UNTESTED: "—"}
+LEGEND = (
+    f"{MARKS[HOLDS]} holds: in every setting the bands are apart and in the claim's order; "
+    f"{MARKS[FAILS]} does not hold: in some setting the bands are apart in the other order; "
+    f"{MARKS[INCONCLUSIVE]} inconclusive: no setting contradicts the claim but in some the two "
+    f"bands overlap (or a median has no value), so these runs cannot tell; "
+    f"{MARKS[UNTESTED]} not tested: the sweep lacks what the claim needs. n = the runs behind "
+    f"each median the verdict uses."
+)
+
+
 @dataclass(frozen=True)
 class Claim:
     text: str
-    reproduced: bool | None  # None: the sweep lacks what the claim needs
+    verdict: str  # HOLDS, FAILS, INCONCLUSIVE or UNTESTED
     evidence: str
+    runs: tuple[int, ...] = ()  # runs behind each median the verdict uses
+
+    @property
+    def reproduced(self) -> bool | None:
+        """True (holds), False (does not hold), None (inconclusive or not tested)."""
+        return {HOLDS: True, FAILS: False}.get(self.verdict)
+
+    @property
+    def runs_text(self) -> str:
+        """'n=10', or 'n=8–10' when the medians rest on different numbers of runs."""
+        if not self.runs:
+            return ""
+        lo, hi = min(self.runs), max(self.runs)
+        return f"n={lo}" if lo == hi else f"n={lo}–{hi}"
+
+    @property
+    def mark(self) -> str:
+        """The verdict's mark, with the runs behind it: '✅ n=10'."""
+        return f"{MARKS[self.verdict]} {self.runs_text}".rstrip()
 
 
-def _final(r: ConfigResult) -> float:
-    """Median final regret per agent (runs without an honest survivor left out), as summary.csv."""
-    return r.final_band().median
+def _final(r: ConfigResult) -> MedianBand:
+    """Median final regret per agent over runs, its band and the runs used, as summary.csv."""
+    return r.final_band()
 
 
 def _bits(r: ConfigResult) -> float:
     """Median over runs of the bits sent per agent, as summary.csv."""
     return r.per_agent("bits_sent")
+
+
+def _bits_band(r: ConfigResult) -> MedianBand:
+    """:func:`_bits` with its order-statistic band."""
+    return median_summary(per_run_means(r.counters[COUNTERS.index("bits_sent")]))
+
+
+def _order(low_a: float, high_a: float, low_b: float, high_b: float) -> str:
+    """Is a below b? HOLDS when a's interval lies wholly below b's, FAILS when wholly above,
+    INCONCLUSIVE when they overlap (or touch) or either is unknown (NaN)."""
+    if high_a < low_b:
+        return HOLDS
+    if low_a > high_b:
+        return FAILS
+    return INCONCLUSIVE
+
+
+def _below(a: MedianBand, b: MedianBand) -> str:
+    """``a``'s median below ``b``'s, judged by their bands: overlapping bands are inconclusive."""
+    return _order(a.low, a.high, b.low, b.high)
+
+
+def _ratio(a: MedianBand, b: MedianBand) -> tuple[float, float, float]:
+    """(a/b of the medians, and its range over the two bands): the range is the bands' ends
+    divided crosswise, an interval for comparisons, not a confidence band of its own."""
+    return a.median / b.median, a.low / b.high, a.high / b.low
+
+
+def _combine(verdicts: list[str]) -> str:
+    """A claim over several settings: any contradiction fails it; all must hold for it to hold."""
+    if not verdicts:
+        return UNTESTED
+    if FAILS in verdicts:
+        return FAILS
+    return HOLDS if all(v == HOLDS for v in verdicts) else INCONCLUSIVE
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def _band_text(b: MedianBand) -> str:
+    """'2,850 [2,654, 3,068]', or 'n/a' without a value."""
+    return f"{_num(b.median)} [{_num(b.low)}, {_num(b.high)}]" if b.runs else "n/a"
+
+
+def _runs(*bands: MedianBand) -> tuple[int, ...]:
+    return tuple(b.runs for b in bands)
 
 
 def _panel_key(r: ConfigResult) -> tuple:
@@ -69,18 +165,24 @@ def _nk(key: tuple) -> str:
 
 
 def _less(results, better: str, worse: str, text: str) -> Claim:
-    """``better`` has lower median final regret than ``worse`` in every panel holding both."""
+    """``better``'s median final regret is below ``worse``'s in every panel holding both,
+    judged by their bands (:func:`_below`)."""
     pairs = [
-        (key, p[better], p[worse])
+        (key, _final(p[better]), _final(p[worse]))
         for key, p in _by_panel(results).items()
         if better in p and worse in p
     ]
     if not pairs:
-        return Claim(text, None, f"needs {better} and {worse}")
+        return Claim(text, UNTESTED, f"needs {better} and {worse}")
+    verdicts = [_below(a, b) for _, a, b in pairs]
     evidence = "; ".join(
-        f"(N,K)={_nk(key)}: {_final(a):.0f} vs {_final(b):.0f}" for key, a, b in pairs
+        f"(N,K)={_nk(key)}: {_band_text(a)} vs {_band_text(b)}"
+        + (" (bands overlap)" if v == INCONCLUSIVE else "")
+        for (key, a, b), v in zip(pairs, verdicts, strict=True)
     )
-    return Claim(text, all(_final(a) < _final(b) for _, a, b in pairs), evidence)
+    return Claim(
+        text, _combine(verdicts), evidence, _runs(*(x for _, a, b in pairs for x in (a, b)))
+    )
 
 
 def complete_claims(results: list[ConfigResult]) -> list[Claim]:
@@ -99,25 +201,47 @@ def complete_claims(results: list[ConfigResult]) -> list[Claim]:
         ),
     ]
     panels = _by_panel(results)
-    ratios = {key: _final(p["lcc-ucb"]) / _final(p["full-communication"])
-              for key, p in panels.items() if "lcc-ucb" in p and "full-communication" in p}  # fmt: skip
-    small = {key: v for key, v in ratios.items() if key[1] / key[0] >= 10}
-    large = {key: v for key, v in ratios.items() if key[1] / key[0] < 10}
+    both = {key: (_final(p["lcc-ucb"]), _final(p["full-communication"]))
+            for key, p in panels.items() if "lcc-ucb" in p and "full-communication" in p}  # fmt: skip
+    ratios = {key: _ratio(*bands) for key, bands in both.items()}
+    small = [key for key in ratios if key[1] / key[0] >= 10]
+    large = [key for key in ratios if key[1] / key[0] < 10]
     text = "LCC-UCB is closer to full communication when N ≪ K (K/N ≥ 10) than when N is larger"
     if small and large:
         evidence = ", ".join(
-            f"(N,K)={_nk(k)}: LCC/full = {v:.2f}" for k, v in sorted(ratios.items(), key=str)
+            f"(N,K)={_nk(k)}: LCC/full = {v[0]:.2f} [{v[1]:.2f}, {v[2]:.2f}]"
+            for k, v in sorted(ratios.items(), key=str)
         )
-        claims.append(Claim(text, max(small.values()) < min(large.values()), evidence))
+        verdicts = [_order(ratios[s][1], ratios[s][2], ratios[g][1], ratios[g][2])
+                    for s in small for g in large]  # fmt: skip
+        claims.append(Claim(text, _combine(verdicts), evidence + " (ranges: the bands' ends divided)",
+                            _runs(*(b for bands in both.values() for b in bands))))  # fmt: skip
     else:
-        claims.append(Claim(text, None, "needs panels with K/N ≥ 10 and K/N < 10"))
-    bits = [(key, _bits(p["lcc-ucb"]), _bits(p["full-communication"]))
+        claims.append(Claim(text, UNTESTED, "needs panels with K/N ≥ 10 and K/N < 10"))
+    bits = [(key, _bits_band(p["lcc-ucb"]), _bits_band(p["full-communication"]))
             for key, p in panels.items() if "lcc-ucb" in p and "full-communication" in p]  # fmt: skip
     text = "LCC-UCB sends at least 1000× fewer bits than full communication"
     if bits:
-        evidence = "; ".join(f"(N,K)={_nk(k)}: {a:.0f} vs {b:.3g} bits" for k, a, b in bits)
-        claims.append(Claim(text, all(1000 * a <= b for _, a, b in bits), evidence))
+        evidence = "; ".join(
+            f"(N,K)={_nk(k)}: {_band_text(a)} vs {b.median:.3g} [{b.low:.3g}, {b.high:.3g}] bits"
+            for k, a, b in bits
+        )
+        verdicts = [_order(1000 * a.low, 1000 * a.high, b.low, b.high) for _, a, b in bits]
+        claims.append(Claim(text, _combine(verdicts), evidence,
+                            _runs(*(x for _, a, b in bits for x in (a, b)))))  # fmt: skip
     return claims
+
+
+def _within(x: MedianBand, y: MedianBand, share: float) -> str:
+    """|x − y| ≤ share·max(x, y), judged over the two bands: HOLDS when every pair of values in
+    them is that close, FAILS when none is, INCONCLUSIVE otherwise."""
+    if not (x.runs and y.runs):
+        return INCONCLUSIVE
+    worst = min(x.low / y.high, y.low / x.high)
+    best = 1.0 if x.low <= y.high and y.low <= x.high else min(x.high / y.low, y.high / x.low)
+    if worst >= 1 - share:
+        return HOLDS
+    return FAILS if best < 1 - share else INCONCLUSIVE
 
 
 def sparse_claims(results: list[ConfigResult]) -> list[Claim]:
@@ -139,27 +263,32 @@ def sparse_claims(results: list[ConfigResult]) -> list[Claim]:
             (a, b, _final(panels[a]["lcc-ucb-graph"]), _final(panels[b]["lcc-ucb-graph"]))
             for a, b in graph
         ]
-        evidence = "; ".join(f"{_nk(a)}: {x:.0f}, {_nk(b)}: {y:.0f}" for a, b, x, y in vals)
-        claims.append(
-            Claim(text, all(abs(x - y) <= 0.25 * max(x, y) for *_, x, y in vals), evidence)
+        evidence = "; ".join(
+            f"{_nk(a)}: {_band_text(x)}, {_nk(b)}: {_band_text(y)}" for a, b, x, y in vals
         )
+        claims.append(Claim(text, _combine([_within(x, y, 0.25) for *_, x, y in vals]), evidence,
+                            _runs(*(v for *_, x, y in vals for v in (x, y)))))  # fmt: skip
     same_n = [
         (a, b) for a in panels for b in panels if a[0] == b[0] and a[2] == b[2] and a[1] < b[1]
     ]
     text = "Doubling K raises LCC-UCB-GRAPH's regret by a smaller factor than full or no communication's"
     others = ("full-communication", "no-communication")
-    rows = []
+    names = ("lcc-ucb-graph", *others)
+    rows, used = [], []
     for a, b in same_n:
-        names = ("lcc-ucb-graph", *others)
         if all(alg in panels[a] and alg in panels[b] for alg in names):
-            rows.append({alg: _final(panels[b][alg]) / _final(panels[a][alg]) for alg in names})
+            bands = {alg: (_final(panels[b][alg]), _final(panels[a][alg])) for alg in names}
+            rows.append({alg: _ratio(*pair) for alg, pair in bands.items()})
+            used += [x for pair in bands.values() for x in pair]
     if rows:
         evidence = "; ".join(
-            ", ".join(f"{alg} ×{g:.2f}" for alg, g in growth.items()) for growth in rows
+            ", ".join(f"{alg} ×{g[0]:.2f} [{g[1]:.2f}, {g[2]:.2f}]" for alg, g in growth.items())
+            for growth in rows
         )
-        claims.append(
-            Claim(text, all(g["lcc-ucb-graph"] < min(g[o] for o in others) for g in rows), evidence)
-        )
+        verdicts = [_order(g["lcc-ucb-graph"][1], g["lcc-ucb-graph"][2], g[o][1], g[o][2])
+                    for g in rows for o in others]  # fmt: skip
+        claims.append(Claim(text, _combine(verdicts), evidence + " (ranges: the bands' ends divided)",
+                            _runs(*used)))  # fmt: skip
     return claims
 
 
@@ -298,8 +427,8 @@ class Axis:
     with_demab: bool
 
 
-#: Only the axes of Figures 2-4 survive in the text version of the paper
-#: (shared/paper/lcc-ucb-jmlr2022.txt): (family, N, K) -> the panels showing that setting.
+#: The paper's curves are not given as numbers; the y axes of its Figures 2-4 are read from the
+#: text of the JMLR version (tick labels): (family, N, K) -> the panels showing that setting.
 PAPER_AXES: dict[tuple[str, int, int], tuple[Axis, ...]] = {
     ("complete", 10, 100): (Axis("Fig. 2a", 35_000, 5_000, True), Axis("Fig. 3a", 4_000, 500, False)),
     ("complete", 20, 100): (Axis("Fig. 2b", 30_000, 5_000, True), Axis("Fig. 3b", 3_500, 500, False)),
@@ -487,13 +616,6 @@ def alpha_verdict(rows: list[AxisRow]) -> str:
             f"{numbers(best)}" + (f"; against {others}." if others else "."))  # fmt: skip
 
 
-def paper_demab(reading_list: list[Reading]) -> tuple[float, str] | None:
-    """The DEMAB reading closest to the paper's description: no shared best arm, largest radius."""
-    demabs = sorted({r.demab for r in reading_list if r.demab is not None},
-                    key=lambda d: (d[1] == "own", d[0]))  # fmt: skip
-    return demabs[-1] if demabs else None
-
-
 def claims_by_reading(
     family: str, results: list[ConfigResult]
 ) -> list[tuple[Reading, list[Claim]]]:
@@ -503,7 +625,6 @@ def claims_by_reading(
 
 def claims_table(checked: list[tuple[Reading, list[Claim]]]) -> list[str]:
     """A matrix (claims × readings) of verdicts, then each claim's evidence, grouped by reading."""
-    marks = {True: "✅", False: "❌", None: "—"}
     heads = [f"({i + 1})" for i in range(len(checked))]
     lines = [f"Readings: {'; '.join(f'{h} {r.label()}' for h, (r, _) in zip(heads, checked, strict=True))}.", "",
              f"| claim of the paper | {' | '.join(heads)} |", f"|---|{'---|' * len(heads)}"]  # fmt: skip
@@ -512,11 +633,15 @@ def claims_table(checked: list[tuple[Reading, list[Claim]]]) -> list[str]:
         cells = []
         for _, claims in checked:
             claim = next((c for c in claims if c.text == text), None)
-            cells.append(marks[claim.reproduced] if claim else "—")
+            cells.append(claim.mark if claim else MARKS[UNTESTED])
         lines.append(f"| {text} | {' | '.join(cells)} |")
     lines += [
         "",
-        "Evidence (median final regret per agent; readings with the same numbers together):",
+        f"{LEGEND} A verdict compares medians through their bands, never the medians alone: two "
+        "medians whose bands overlap are not told apart.",
+        "",
+        "Evidence (median final regret per agent [its band]; readings with the same numbers "
+        "together):",
         "",
     ]
     for text in texts:
@@ -524,16 +649,26 @@ def claims_table(checked: list[tuple[Reading, list[Claim]]]) -> list[str]:
         for head, (_, claims) in zip(heads, checked, strict=True):
             claim = next((c for c in claims if c.text == text), None)
             if claim is not None:
-                groups.setdefault((claim.reproduced, claim.evidence), []).append(head)
-        for (verdict, evidence), which in groups.items():
-            lines.append(f"- {marks[verdict]} {text} under {', '.join(which)}: {evidence}")
+                groups.setdefault((claim.verdict, claim.runs_text, claim.evidence), []).append(head)
+        for (verdict, runs, evidence), which in groups.items():
+            rests = (
+                f" ({verdict}; rests on {runs.removeprefix('n=')} runs per median)" if runs else ""
+            )
+            lines.append(f"- {MARKS[verdict]} {text} under {', '.join(which)}{rests}: {evidence}")
     return lines
 
 
-def _holds(verdicts: set[bool | None]) -> str:
-    return {frozenset({True}): "holds", frozenset({False}): "does not hold"}.get(
-        frozenset(verdicts), "holds under some readings only"
-    )
+def _holds(verdicts: set[str]) -> str:
+    """One word for a claim's verdicts over several readings."""
+    if len(verdicts) == 1:
+        verdict = next(iter(verdicts))
+        return {HOLDS: "holds", FAILS: "does not hold", INCONCLUSIVE: "is inconclusive",
+                UNTESTED: "is not tested"}[verdict]  # fmt: skip
+    shown = [v for v in (HOLDS, FAILS, INCONCLUSIVE, UNTESTED) if v in verdicts]
+    return "depends on the other readings (" + ", ".join(shown) + ")"
+
+
+RELAY_NAMES = {"agents": "K' = ceil(K/N) + N - 1", "degree": "K' = ceil(K/N) + K_G"}
 
 
 def relay_verdict(checked: list[tuple[Reading, list[Claim]]]) -> list[str]:
@@ -542,34 +677,131 @@ def relay_verdict(checked: list[tuple[Reading, list[Claim]]]) -> list[str]:
     relays = sorted({r.relay for r, _ in checked if r.relay is not None})
     if len(relays) < 2:
         return []
-    names = {"agents": "K' = ceil(K/N) + N - 1", "degree": "K' = ceil(K/N) + K_G"}
     found = []
     for relay in relays:
         verdicts = {
-            c.reproduced for r, cs in checked if r.relay == relay for c in cs if c.text == text
+            c.verdict for r, cs in checked if r.relay == relay for c in cs if c.text == text
         }
-        found.append(f"under {names.get(relay, relay)} it {_holds(verdicts)}")
+        found.append(f"under {RELAY_NAMES.get(relay, relay)} it {_holds(verdicts)}")
     return ["", f"**Relay's K'.** The paper does not state K' for relaying; \"{text}\": "
             f"{'; '.join(found)}."]  # fmt: skip
 
 
+def silent_relays(results: list[ConfigResult]) -> list[str]:
+    """Relay configurations that sent no bits before the last recorded step before T in at least
+    half their runs, each as "K' = … at (N, K) = (100, 250): no bits before step 9,900 in 10 of
+    10 runs" (read from the bits curves: their first bits come at T, too late to matter)."""
+    found = []
+    for r in results:
+        if r.config["algorithm"] != "lcc-ucb-relay" or r.grid.size < 2:
+            continue
+        talked = r.bits[:, :-1] > 0  # (runs, grid points before the last, T)
+        silent = int((~talked.any(axis=1)).sum())
+        if 2 * silent >= r.bits.shape[0] > 0:
+            relay = AlgorithmParams(**r.config["params"]).relay_k_prime
+            found.append(f"{RELAY_NAMES.get(relay, relay)} at (N, K) = ({r.config['agents']}, "
+                         f"{r.config['arms']}): no bits before step {int(r.grid[-2]):,} in {silent} "
+                         f"of {r.bits.shape[0]} runs")  # fmt: skip
+    return found
+
+
+def silent_relay_note(results: list[ConfigResult]) -> list[str]:
+    """Say so when relaying sent nothing before T: 'beats relaying' then tests no communication."""
+    silent = silent_relays(results)
+    if not silent:
+        return []
+    horizons = ", ".join(f"{t:,}" for t in sorted({r.config["horizon"] for r in results}))
+    return ["", f"**Relaying that did not talk.** LCC-UCB with relaying sent nothing until the end "
+            f"of the horizon, T = {horizons} ({'; '.join(silent)}): its first communication round "
+            f"comes too late to change regret, so under that K' \"LCC-UCB-GRAPH beats LCC-UCB with "
+            f"relaying\" is tested against what is effectively no communication, not against "
+            f"relaying."]  # fmt: skip
+
+
+#: DEMAB's reading fitted to the paper's figures: radius constant 16 chosen among 8, 16 and 32
+#: to put DEMAB's curves at the paper's top y ticks (docs/algorithms/demab.md), with the own
+#: best-arm rule of the paper's description.
+DEMAB_FIT = (16.0, "own")
+
+
+def demab_lines(checked: list[tuple[Reading, list[Claim]]]) -> list[str]:
+    """'DEMAB has higher regret than no communication' per DEMAB reading, the fitted one apart:
+    its constant was chosen to match figures that show this very claim."""
+    text = "DEMAB has higher regret than no communication"
+    demabs = sorted({r.demab for r, _ in checked if r.demab is not None})
+    if not demabs:
+        return []
+
+    def verdict(demab: tuple[float, str]) -> str:
+        by_rest: dict[str, str] = {}
+        for r, cs in checked:
+            if r.demab == demab:
+                for c in cs:
+                    if c.text == text:
+                        by_rest[Reading(r.alpha, None, r.relay).label()] = c.verdict
+        if len(set(by_rest.values())) == 1:
+            said = f"it {_holds(set(by_rest.values()))}"
+        else:
+            said = ", ".join(f"{v} under {rest}" for rest, v in by_rest.items())
+        return f"c = {demab[0]:g} with the {demab[1]} best-arm rule: {said}"
+
+    unfitted = [verdict(d) for d in demabs if d != DEMAB_FIT]
+    lines = ["", "**DEMAB.** The claim \"DEMAB has higher regret than no communication\", under "
+             "the readings not fitted to the paper's figures: "
+             + ("; ".join(unfitted) if unfitted else "none in this sweep") + "."]  # fmt: skip
+    if DEMAB_FIT in demabs:
+        lines += ["", f"The reading c = {DEMAB_FIT[0]:g} with the {DEMAB_FIT[1]} best-arm rule is a "
+                  "fit, not evidence: the own best-arm rule follows the paper's sentence \"the agents "
+                  "do not share the knowledge of the best arm\", but the radius constant was chosen "
+                  "(among 8, 16 and 32) to put DEMAB's curves at the top y ticks of the paper's "
+                  "figures, which show DEMAB above no communication — the claim checked here. Under "
+                  f"the fit, {verdict(DEMAB_FIT).split(': ', 1)[1]}; that verdict tests the fit, not the "
+                  "claim. Every DEMAB reading is documented in docs/algorithms/demab.md."]  # fmt: skip
+    return lines
+
+
+def alphas_by_family(results: list[ConfigResult]) -> dict[str, list[float]]:
+    """Per family (complete, sparse) the alphas its paper UCB algorithms ran with, in order."""
+    found: dict[str, set[float]] = {}
+    for r in results:
+        family = family_of(r.figure)
+        part, value = _reading_parts(r)
+        if family is not None and part == "alpha":
+            found.setdefault(family, set()).add(value)
+    return {family: sorted(found[family]) for family in PAPER_HORIZON if family in found}
+
+
+def alpha_text(alphas: list[float]) -> str:
+    """'alpha = 1 and 2', 'alpha = 2 only'."""
+    shown = [f"{a:g}" for a in alphas]
+    if len(shown) == 1:
+        return f"alpha = {shown[0]} only"
+    return f"alpha = {', '.join(shown[:-1])} and {shown[-1]}"
+
+
+FAMILY_TITLES = {
+    "complete": "complete graph (paper Figures 2–3)",
+    "sparse": "sparse graphs (paper Figure 4)",
+}
+
+
 def fidelity_section(family: str, results: list[ConfigResult]) -> list[str]:
     """report.md's comparison of one family (complete or sparse) with the paper's figures."""
-    title = {
-        "complete": "complete graph (paper Figures 2–3)",
-        "sparse": "sparse graphs (paper Figure 4)",
-    }
-    parts = ["", f"## Fidelity: {title[family]}", ""]
+    parts = ["", f"## Fidelity: {FAMILY_TITLES[family]}", ""]
+    alphas = alphas_by_family(results).get(family)
+    if alphas:
+        parts += [f"Exploration constant of the paper's UCB algorithms in this family: "
+                  f"{alpha_text(alphas)}.", ""]  # fmt: skip
     horizons = {r.config["horizon"] for r in results}
     if horizons == {PAPER_HORIZON[family]}:
         rows = axis_rows(family, results)
         parts += [
-            "The comparison made: only the axes of the paper's figures survive in its text version, "
-            "so each paper panel's top y tick is set against the top of mamab's largest curve in "
-            "that panel (the median over runs and its band at T). With matplotlib's defaults "
-            "(5% margins, curves from 0) the top tick is the last multiple of the tick step below "
-            "1.05 × the highest point drawn: 'axis fits' says whether mamab's band top would give "
-            "the paper's top tick.",
+            "The comparison made: the paper gives its curves as figures only, and only their y "
+            "axes (tick labels) could be read from its text, so each paper panel's top y tick is "
+            "set against the top of mamab's largest curve in that panel (the median over runs and "
+            "its band at T). With matplotlib's defaults (5% margins, curves from 0) the top tick is "
+            "the last multiple of the tick step below 1.05 × the highest point drawn: 'axis fits' "
+            "says whether mamab's band top would give the paper's top tick.",
             "",
             axis_table(rows),
             "",
@@ -582,13 +814,6 @@ def fidelity_section(family: str, results: list[ConfigResult]) -> list[str]:
     checked = claims_by_reading(family, results)
     parts += claims_table(checked)
     parts += relay_verdict(checked)
-    paper = paper_demab([r for r, _ in checked])
-    if paper is not None:
-        described = [(r, cs) for r, cs in checked if r.demab == paper]
-        word = _holds({c.reproduced for _, cs in described for c in cs if "DEMAB" in c.text})
-        parts += ["", f"**DEMAB.** The reading closest to the paper's description (\"the agents do "
-                  f"not share the knowledge of the best arm\", regret above no communication) is "
-                  f"radius constant c = {paper[0]:g} with the {paper[1]} best-arm rule; under it the "
-                  f"claim \"DEMAB has higher regret than no communication\" {word}. Other DEMAB "
-                  f"readings in the table are documented variants (docs/algorithms/demab.md)."]  # fmt: skip
+    parts += silent_relay_note(results)
+    parts += demab_lines(checked)
     return parts

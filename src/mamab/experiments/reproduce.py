@@ -7,7 +7,14 @@ from pathlib import Path
 
 from mamab.agents import AlgorithmParams
 from mamab.experiments.executors import Executor
-from mamab.experiments.report import PAPER_UCB, render
+from mamab.experiments.report import (
+    FAMILY_TITLES,
+    PAPER_CITATION,
+    PAPER_UCB,
+    alpha_text,
+    alphas_by_family,
+    render,
+)
 from mamab.experiments.runner import SweepOutcome, run_sweep
 from mamab.experiments.spec import SweepSpec
 from mamab.outdir import claimed
@@ -85,14 +92,18 @@ def _run_line(spec: SweepSpec, outcome: SweepOutcome) -> str:
 
 
 def _paper_notes(spec: SweepSpec, outcome: SweepOutcome, alpha: float | None) -> str:
-    stated = "the stated alpha = 2" if alpha is None else f"alpha = {alpha:g} (--alpha)"
+    given = "" if alpha is None else f", set by --alpha = {alpha:g} where the preset leaves it"
+    alphas = alphas_by_family(outcome.results)
+    ran = "; ".join(
+        f"{FAMILY_TITLES[f].split(' (')[0]}: {alpha_text(a)}" for f, a in alphas.items()
+    )
     return (
-        f"{_run_line(spec, outcome)} Paper: Agarwal, Aggarwal and Azizzadenesheli, Multi-Agent "
-        f"Multi-Armed Bandits with Limited Communication (JMLR 2022) (`shared/paper/`).\n\n"
+        f"{_run_line(spec, outcome)} Paper: {PAPER_CITATION}.\n\n"
         f"Three choices the paper leaves open are shown in each reading: the exploration constant "
-        f"(figures 'complete' and 'sparse': {stated}; figures '…-alpha1': alpha = 1), DEMAB's "
-        f"radius constant and best-arm rule, and relay's K'. The 'Fidelity' sections compare each "
-        f"reading with the paper's figure axes and check the paper's claims under each."
+        f"of the paper's UCB algorithms (2 as the paper states, 1 as its figures' axes fit{given}; "
+        f"this run: {ran or 'none'}), DEMAB's radius constant and best-arm rule, and relay's K'. "
+        f"The 'Fidelity' sections compare each reading with the paper's figure axes and check the "
+        f"paper's claims under each."
     )  # fmt: skip
 
 

@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -219,6 +220,7 @@ def run_sweep(
     progress: bool | None = None,
     allow_long: bool = False,
     confirm: str = "pass allow_long=True to run it anyway",
+    after: Callable[[SweepOutcome], object] | None = None,
 ) -> SweepOutcome:
     """Compute every missing task of ``spec`` into ``out`` and write the sweep's tables.
 
@@ -227,13 +229,17 @@ def run_sweep(
     30 s otherwise (False: nothing). Before any task runs, every task's memory and the grid's
     time are estimated: a grid over 24 hours needs ``allow_long=True`` (``confirm``: how). The
     directory is locked from its checks to its tables (:mod:`mamab.outdir`): a second writer is
-    refused.
+    refused. ``after`` runs on the outcome while the directory is still locked (``mamab sweep``
+    draws the figures there, so they match the tables).
     """
     check_graphs(spec)  # the whole grid, before anything is written
     groups = config_tasks(spec)  # hashes each edge-list file once
     check_distinct(spec, groups)
     with claimed(out, "sweep"):
-        return _run_sweep(spec, out, groups, executor, jobs, progress, allow_long, confirm)
+        outcome = _run_sweep(spec, out, groups, executor, jobs, progress, allow_long, confirm)
+        if after is not None:
+            after(outcome)
+        return outcome
 
 
 def _run_sweep(
