@@ -450,7 +450,7 @@ def warmup() -> None:
 def algorithms() -> None:
     """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it, whether
     it takes faults (loss, delay, crashes) and liars (--malicious)."""
-    from mamab.agents.registry import algorithms as every_algorithm
+    from mamab.algorithms.registry import algorithms as every_algorithm
 
     found, broken = every_algorithm()
     width = max(len(a.name) for a in found)
@@ -470,7 +470,7 @@ def _one_line_warnings() -> None:
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        registry = sys.modules.get("mamab.agents.registry")  # imported if it warned
+        registry = sys.modules.get("mamab.algorithms.registry")  # imported if it warned
         if registry is not None and issubclass(category, registry.ReferenceEngineWarning):
             click.echo(f"mamab: note: {message}", err=True)
         else:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from mamab.agents import ALGORITHMS, AlgorithmParams, check_algorithm
-from mamab.agents.params import finite_number
-from mamab.agents.registry import can_lie, supports_faults
+from mamab.algorithms.params import finite_number
+from mamab.algorithms.registry import can_lie, supports_faults
 from mamab.attacks import ATTACKS
 from mamab.errors import ConfigError
 from mamab.problem import MAX_MAGNITUDE, check_reward

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from mamab import topology as topo
-from mamab.agents.base import Agent, Message
+from mamab.algorithms.base import Agent, Message
 from mamab.errors import InvalidMessage, InvalidObservation
 
 Trace = list[tuple[int, ...]]

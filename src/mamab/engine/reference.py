@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from mamab.agents import Agent, make_agents, network
-from mamab.agents.base import Message
+from mamab.algorithms.base import Message
 from mamab.attacks import liars_of
 from mamab.config import Config
 from mamab.errors import ConfigError

@@ -14,18 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-#: The kernel module each built-in algorithm's fast engine runs (others: the LCC kernel).
-KERNEL_MODULES = {"demab": "demab_kernel", "gosine": "gosine_kernel", "coop-ucb2": "coop_kernel",
-                  "dducb": "dducb_kernel", "ucb-network": "ucb_network_kernel",
-                  "gosine-robust": "gosine_kernel"}  # fmt: skip
-DEFAULT_MODULE = "kernels"
+from mamab.errors import ConfigError
+
 NOTICE = "mamab: compiling kernels (first run only; `mamab warmup` compiles them all ahead)…"
 _said = False
 
 
 def _entry_kernels(module: str) -> list:
     """The module's top-level kernels: the numba dispatchers that release the GIL."""
-    mod = importlib.import_module(f"mamab.engine.{module}")
+    mod = importlib.import_module(module)
     return [
         obj
         for obj in vars(mod).values()
@@ -44,10 +41,21 @@ def _cached(kernel) -> bool:
 
 def cold(algorithms: list[str]) -> bool:
     """Whether running any of ``algorithms`` on the fast engine will compile a kernel first."""
-    from mamab.agents import ALGORITHMS
+    return any(not _cached(k) for m in kernel_modules(algorithms) for k in _entry_kernels(m))
 
-    modules = {KERNEL_MODULES.get(a, DEFAULT_MODULE) for a in algorithms if a in ALGORITHMS}
-    return any(not _cached(k) for m in sorted(modules) for k in _entry_kernels(m))
+
+def kernel_modules(algorithms: list[str]) -> list[str]:
+    """The kernel modules the fast engines of ``algorithms`` run (their specs say), sorted."""
+    from mamab.algorithms.registry import lookup
+
+    modules = set()
+    for name in algorithms:
+        try:
+            fast = lookup(name).fast
+        except ConfigError:  # a name that fails to load is reported by the run
+            continue
+        modules.update(fast.kernels if fast is not None else ())
+    return sorted(modules)
 
 
 def compile_notice(algorithms: list[str], stream: TextIO | None = None) -> bool:
@@ -63,11 +71,10 @@ def compile_notice(algorithms: list[str], stream: TextIO | None = None) -> bool:
 def warmup_configs():
     """Tiny configurations that reach every kernel signature: each algorithm, with and without
     faults (crashes, losses and delays are separate code paths)."""
-    from mamab.agents import ALGORITHMS
-    from mamab.agents.registry import supports_faults
+    from mamab.algorithms.registry import builtin_names, supports_faults
     from mamab.config import Config
 
-    for algorithm in ALGORITHMS:
+    for algorithm in builtin_names():
         yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring")
         if supports_faults(algorithm):
             yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring", loss=0.1,

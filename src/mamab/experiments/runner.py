@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mamab.agents.registry import announce_reference, engine_for
+from mamab.algorithms.registry import announce_reference, engine_for
 from mamab.errors import ConfigError
 from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, write_tables
 from mamab.experiments.executors import Executor, LocalExecutor

@@ -43,7 +43,7 @@ from typing import Any
 
 from mamab import topology as topo
 from mamab.agents import AlgorithmParams
-from mamab.agents.registry import needs_connected
+from mamab.algorithms.registry import needs_connected
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.seeding import rng

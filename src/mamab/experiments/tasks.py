@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from mamab.agents import AlgorithmParams
-from mamab.agents.registry import engine_for, plugin_fingerprint
+from mamab.algorithms.registry import engine_for, plugin_fingerprint
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments import provenance

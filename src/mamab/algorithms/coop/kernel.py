@@ -1,6 +1,6 @@
 """numba kernel for coop-UCB2: UCB on running-consensus estimates, 2K numbers per edge per step.
 
-Mirrors ``mamab.agents.coop`` operation for operation (same expressions, neighbours added in
+Mirrors ``mamab.algorithms.coop.agent`` operation for operation (same expressions, neighbours added in
 increasing id); the equality test holds it to that. Estimates delayed by one exchange stand in
 for a neighbour's missing current ones: ``late_edge[e]`` marks the edge e (in the receiver's
 adjacency) whose message of the last step was held, ``prev_counts``/``prev_sums`` keep what
@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import (
+from mamab.algorithms.lcc.kernel import (
     BITS,
     BITS_LOST,
     BITS_RECV,

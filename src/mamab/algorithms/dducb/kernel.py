@@ -1,6 +1,6 @@
 """numba kernel for DDUCB: one arm per stage of C steps, C rounds of Chebyshev gossip per batch.
 
-Mirrors ``mamab.agents.dducb`` operation for operation (same expressions, own share first, then
+Mirrors ``mamab.algorithms.dducb.agent`` operation for operation (same expressions, own share first, then
 neighbours by increasing id); the equality test holds it to that. Every agent follows the same
 schedule (no faults: the configuration refuses them for DDUCB), so the stage position and s are
 shared. The reference mixes a round lazily at the next ``select_arm()``; mixing it at the end
@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+from mamab.algorithms.lcc.kernel import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
 
 
 @njit(cache=True, nogil=True)

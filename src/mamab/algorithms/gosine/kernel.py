@@ -1,7 +1,7 @@
 """numba kernel for GosInE and gosine-robust: UCB over sticky + non-sticky arms, pull-gossip at
 t = ceil(j^3), and blocking of bad recommenders (gosine-robust).
 
-Mirrors ``mamab.agents.gosine`` operation for operation; the equality test holds it to that.
+Mirrors ``mamab.algorithms.gosine.agent`` operation for operation; the equality test holds it to that.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import math
 import numpy as np
 from numba import njit
 
+from mamab.algorithms.lcc.kernel import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
 from mamab.engine.attack_kernel import forged
-from mamab.engine.kernels import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
 
 
 @njit(cache=True)

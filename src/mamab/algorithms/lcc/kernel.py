@@ -29,11 +29,12 @@ import math
 import numpy as np
 from numba import njit
 
+from mamab.algorithms.lcc.variants import FULL_COMMUNICATION, LCC, NO_COMMUNICATION, RELAY, ROBUST
 from mamab.engine.attack_kernel import forged
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
 
-NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY, ROBUST = 0, 1, 2, 3, 4  # LCC family: >= LCC
+__all__ = ["FULL_COMMUNICATION", "LCC", "NO_COMMUNICATION", "RELAY", "ROBUST", "run_chunk"]
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)
 SENT, BITS, RECV, BITS_RECV, ROUNDS, LOST, BITS_LOST = 0, 1, 2, 3, 4, 5, 6
 STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3

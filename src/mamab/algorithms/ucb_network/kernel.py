@@ -1,6 +1,6 @@
 """numba kernel for UCB-Network / Follow Your Leader: leaders run UCB, followers copy them.
 
-Mirrors ``mamab.agents.ucb_network`` operation for operation: a leader's UCB picks its untried
+Mirrors ``mamab.algorithms.ucb_network.agent`` operation for operation: a leader's UCB picks its untried
 arms first in index order, then the first maximum of mean + sqrt(alpha·log(t))·(1/sqrt n) with
 t = 1 + the samples it has seen; it learns its own sample, then its neighbours' by increasing
 sender id (the reference host's delivery order). A follower plays its leader's arm of the step
@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernels import BITS, GRID, STEP
+from mamab.algorithms.lcc.kernel import BITS, GRID, STEP
 from mamab.engine.ucb_kernels import argmax_index
 
 
