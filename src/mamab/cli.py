@@ -458,7 +458,8 @@ def algorithms() -> None:
     for a in found:
         engine = "fast" if a.fast else "reference"
         where = "" if a.source == "built-in" else f" [{a.source}]"
-        live, faults, liars = ("yes" if flag else "no" for flag in (a.wire, a.faults, a.forge))
+        live = a.wire is not None and a.source == "built-in"
+        live, faults, liars = ("yes" if flag else "no" for flag in (live, a.faults, a.forge))
         click.echo(f"{a.name:<{width}}  {engine:<9}  {live:<4}  {faults:<6}  {liars:<5}  "
                    f"{a.description}{where}")  # fmt: skip
     for line in broken:

@@ -52,7 +52,7 @@ def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: i
                    extra: object = (), **fields) -> Config:  # fmt: skip
     """The validated :class:`Config` of the problem options (plus a plugin's ``extra``
     parameters and any other Config fields)."""
-    from mamab.agents import AlgorithmParams
+    from mamab.algorithms.params import AlgorithmParams
     from mamab.algorithms.registry import lookup
     from mamab.config import Config
     from mamab.errors import ConfigError

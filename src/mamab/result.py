@@ -184,9 +184,10 @@ class Result:
     def config_columns(self) -> dict[str, object]:
         """The configuration as flat columns (the sweep tables' ``CONFIG_COLUMNS``)."""
         from mamab.columns import flat_config
-        from mamab.experiments.tasks import graph_digest
+        from mamab.topology import graph_digest
 
-        return flat_config(self.config.to_dict(), graph_digest(self.config))
+        c = self.config
+        return flat_config(c.to_dict(), graph_digest(c.graph, c.edges))
 
     def to_dataframe(self):
         """Long pandas DataFrame: one row per (run, agent, t) with regret and bits sent so far.

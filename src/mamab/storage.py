@@ -8,13 +8,16 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mamab.errors import ConfigError
-from mamab.result import Result
+
+if TYPE_CHECKING:
+    from mamab.result import Result
 
 
 def check_out_dir(path: str | Path) -> Path:

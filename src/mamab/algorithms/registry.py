@@ -1,7 +1,8 @@
 """The algorithm registry: every algorithm is an :class:`AlgorithmSpec`, registered by name.
 
 The registry knows no algorithm. The built-ins register their specs from their own folders
-(:data:`mamab.algorithms.BUILTIN_FAMILIES`, imported when a name is first looked up), plugins
+(each sub-package of :mod:`mamab.algorithms` with a ``spec`` module, imported when a name is first
+looked up), plugins
 through the same door: :func:`register` (a spec) or :func:`register_algorithm` (a ``make`` and
 keyword metadata, from which a spec is built). An installed package can also declare its
 algorithms as entry points of the group ``mamab.algorithms`` (entry-point name = algorithm
@@ -48,9 +49,6 @@ if TYPE_CHECKING:
     from mamab.topology import Topology
 
 ENTRY_POINT_GROUP = "mamab.algorithms"
-#: The packages of the built-in algorithm families, in listing order; each module
-#: ``<package>.spec`` holds ``SPECS``, its algorithms' specs.
-BUILTIN_FAMILIES = ("lcc", "ucb", "demab", "gosine", "coop", "dducb", "ucb_network")
 
 
 class ReferenceEngineWarning(UserWarning):
@@ -456,13 +454,27 @@ def _where(make: object) -> str:
     return f"{getattr(make, '__module__', '?')}:{getattr(make, '__qualname__', repr(make))}"
 
 
+def builtin_families() -> list:
+    """The built-in families' spec modules: every sub-package of :mod:`mamab.algorithms` with a
+    ``spec`` module (holding ``SPECS``, and ``LISTED``, the family's place in the listing)."""
+    import pkgutil
+
+    import mamab.algorithms as package
+
+    modules = [
+        importlib.import_module(f"{package.__name__}.{found.name}.spec")
+        for found in pkgutil.iter_modules(package.__path__)
+        if found.ispkg
+    ]
+    return sorted(modules, key=lambda module: (module.LISTED, module.__name__))
+
+
 def _ensure_builtins() -> None:
     """Register the built-in families' specs, once (the door plugins use, marked built in)."""
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        for family in BUILTIN_FAMILIES:
-            module = importlib.import_module(f"mamab.algorithms.{family}.spec")
+        for module in builtin_families():
             for spec in module.SPECS:
                 metadata = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name in METADATA}
                 _add(_build_info(spec.name, spec.make, metadata, "built-in"))

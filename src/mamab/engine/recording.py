@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,6 +24,29 @@ from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
 
 CHUNK = 4096  # steps per noise block
+
+
+class Rewards(NamedTuple):
+    """The run's arms as a kernel reads them (:func:`mamab.engine.kernel_api.reward_of`)."""
+
+    means: np.ndarray  # (arms,)
+    gaps: np.ndarray  # (arms,) mu* - mu[a]: the regret of a pull
+    bernoulli: bool  # Bernoulli rewards (else Gaussian, mean + sigma * draw)
+    sigma: float
+
+
+class Out(NamedTuple):
+    """What every chunk kernel updates, one run's :class:`Recording` as a numba-friendly tuple
+    (:mod:`mamab.engine.kernel_api`)."""
+
+    pos: np.ndarray  # [step, phase, step in phase, next grid point]
+    grid: np.ndarray  # the steps at which regret and bits are recorded
+    regret: np.ndarray  # (agents,) running regret
+    recorded: np.ndarray  # (agents, grid)
+    recorded_bits: np.ndarray  # (agents, grid)
+    counters: np.ndarray  # (len(COUNTERS), agents)
+    trace: bool  # keep each agent's arm of every step in ``trace_out``
+    trace_out: np.ndarray  # (horizon, agents) or a (1, 1) placeholder
 
 
 @dataclass(frozen=True)
@@ -42,6 +65,11 @@ class FastRun:
         """A fresh :class:`Recording`; ``late_capacity``: the most messages one exchange can send
         (all may be delayed)."""
         return Recording.start(self.config, self.instance, self.grid, self.trace, late_capacity)
+
+    def rewards(self) -> Rewards:
+        """The run's arms (means, gaps, reward model), for the kernel."""
+        problem, c = self.instance.problem, self.config
+        return Rewards(problem.means, problem.gaps, c.reward == "bernoulli", float(c.sigma))
 
     def noise(self) -> Iterator[np.ndarray]:
         """The run's noise, block by block ((steps, agents); progress reported per block)."""
@@ -107,6 +135,11 @@ class Recording:
             attack_pool=plan.pool,
             attack_key=plan.key,
         )
+
+    def out(self, grid: np.ndarray, trace: bool) -> Out:
+        """The arrays a chunk kernel updates, as one named tuple (the same arrays, not copies)."""
+        return Out(self.pos, grid, self.regret, self.recorded, self.recorded_bits, self.counters,
+                   trace, self.trace_out)  # fmt: skip
 
     def result(self, instance: Instance, trace: bool) -> RunResult:
         topology = instance.topology

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mamab.agents import Agent, make_agents, network
-from mamab.algorithms.base import Message
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.registry import make_agents, network
 from mamab.attacks import liars_of
 from mamab.config import Config
 from mamab.errors import ConfigError

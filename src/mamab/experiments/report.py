@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mamab.agents import AlgorithmParams, alpha_of, demab_radius_of
-from mamab.algorithms.registry import lookup
+from mamab.algorithms.demab.spec import demab_radius_of
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.registry import alpha_of, lookup
 from mamab.errors import ConfigError
 from mamab.experiments.aggregate import (
     CONFIG_COLUMNS,

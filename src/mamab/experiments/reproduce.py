@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from mamab.agents import AlgorithmParams
+from mamab.algorithms.params import AlgorithmParams
 from mamab.algorithms.registry import builtin_names, lookup
 from mamab.experiments.executors import Executor
 from mamab.experiments.report import PAPER_UCB, render

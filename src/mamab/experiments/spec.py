@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from mamab import topology as topo
-from mamab.agents import AlgorithmParams
+from mamab.algorithms.params import AlgorithmParams
 from mamab.algorithms.registry import needs_connected
 from mamab.config import Config
 from mamab.errors import ConfigError

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.algorithms.lcc.kernel import (
+from mamab.engine.kernel_api import (
     BITS,
     BITS_LOST,
     BITS_RECV,

@@ -25,6 +25,8 @@ def coop_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
     return n * k * 48 + 2 * shape.edges, 20 + 1.3 * k * (2 * shape.edges / n + 1)
 
 
+#: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
+LISTED = 4
 SPECS = (
     AlgorithmSpec(
         "coop-ucb2", make_coop, "coop-UCB2 (Landgren et al.): running consensus",

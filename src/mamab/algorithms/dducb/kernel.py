@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.algorithms.lcc.kernel import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
+from mamab.engine.kernel_api import BITS, BITS_RECV, GRID, RECV, ROUNDS, SENT, STEP
 
 
 @njit(cache=True, nogil=True)

@@ -26,6 +26,8 @@ def dducb_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
     return n * k * 12 * 8 + 2 * shape.edges, 20 + 1.3 * k * (2 * shape.edges / n + 1)
 
 
+#: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
+LISTED = 5
 SPECS = (
     AlgorithmSpec(
         "dducb", make_dducb,

@@ -32,6 +32,8 @@ def demab_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
     return n * block * 24 + 64 * n, 20 + 0.7 * block
 
 
+#: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
+LISTED = 2
 SPECS = (
     AlgorithmSpec(
         "demab", make_demab, "DEMAB (Wang et al. 2020): elimination with a central server",

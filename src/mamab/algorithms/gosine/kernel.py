@@ -11,8 +11,8 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.algorithms.lcc.kernel import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
 from mamab.engine.attack_kernel import forged
+from mamab.engine.kernel_api import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
 
 
 @njit(cache=True)

@@ -43,6 +43,8 @@ def gosine_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
 _COMMON = dict(splits_arms=True, default_alpha=DEFAULT_ALPHA, forge=forge_reply, parameters=(),
                cost=Cost(gosine_cost))  # fmt: skip
 
+#: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
+LISTED = 3
 SPECS = (
     AlgorithmSpec(
         "gosine", make_gosine, "GosInE (Chawla et al. 2020): gossip insert-eliminate",

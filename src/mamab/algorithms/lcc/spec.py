@@ -81,6 +81,8 @@ def _spec(name, mode, sub_epochs=False, **fields) -> AlgorithmSpec:
                          fast=FastEngine(DRIVER, KERNELS, settings), **_COMMON, **fields)  # fmt: skip
 
 
+#: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
+LISTED = 0
 SPECS = (
     _spec("lcc-ucb", LCC, forge=forge_recommendation, wire=WireFormat(1, _ARM), reads=_READS,
           cost=Cost(lcc_cost), colour="tab:blue",

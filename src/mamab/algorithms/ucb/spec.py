@@ -45,6 +45,8 @@ def talking_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
     return n * k * STATE_BYTES, 10 + 0.7 * k + 10 * (2 * shape.edges / n)
 
 
+#: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
+LISTED = 1
 SPECS = (
     AlgorithmSpec(
         "no-communication", make_no_communication, "UCB on all arms, no messages",

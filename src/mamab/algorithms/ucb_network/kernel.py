@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mamab.algorithms.lcc.kernel import BITS, GRID, STEP
+from mamab.engine.kernel_api import BITS, GRID, STEP
 from mamab.engine.ucb_kernels import argmax_index
 
 

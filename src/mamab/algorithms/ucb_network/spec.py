@@ -32,6 +32,8 @@ def fyl_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
     return n * k * STATE_BYTES + 8 * 2 * shape.edges, 10 + lead * (1.5 * k + 10 * mean_degree)
 
 
+#: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
+LISTED = 6
 SPECS = (
     AlgorithmSpec(
         "ucb-network", make_ucb_network,
