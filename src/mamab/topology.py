@@ -102,7 +102,7 @@ class Topology:
             raise ConfigError(f"the {self.name} graph is disconnected, so it has no diameter")
         if self.known_diameter is not None:  # named graphs: no all-pairs search on large N
             return self.known_diameter
-        from mamab.engine.diameter import bounded_diameter  # numba: loaded when first needed
+        from mamab.diameter import bounded_diameter  # numba: loaded when first needed
 
         return 0 if self.n_agents == 1 else int(bounded_diameter(*self.csr()))
 
