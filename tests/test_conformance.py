@@ -8,8 +8,8 @@ import numpy as np
 
 from mamab import topology as topo
 from mamab.agents import AlgorithmParams, make_agents
-from mamab.algorithms.ucb.agent import FullCommunicationAgent, NoCommunicationAgent
 from mamab.algorithms.lcc.agent import LccUcbAgent
+from mamab.algorithms.ucb.agent import FullCommunicationAgent, NoCommunicationAgent
 from mamab.errors import InvalidMessage, InvalidObservation
 from mamab.schedule import initial_block
 from mamab.testing import AgentConformance

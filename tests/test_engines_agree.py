@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from mamab import ALGORITHMS, AlgorithmParams, Config, simulate
 from mamab.agents import SPLITS_ARMS
-from mamab.algorithms.registry import can_lie, supports_faults
+from mamab.agents.registry import can_lie, supports_faults
 from mamab.attacks import ATTACKS
 from mamab.topology import GRAPH_KINDS
 

@@ -91,7 +91,7 @@ def test_builtins_register_through_the_same_door():
 def test_codec_table_is_a_view_of_the_specs():
     from mamab.wire import ALGORITHM_IDS, KINDS
 
-    assert ALGORITHM_IDS == {n: registry.lookup(n).wire.id for n in ALGORITHMS}
+    assert {n: registry.lookup(n).wire.id for n in ALGORITHMS} == ALGORITHM_IDS
     assert {n: len(k) for n, k in KINDS.items()} == {
         n: len(registry.lookup(n).wire.kinds) for n in ALGORITHMS
     }

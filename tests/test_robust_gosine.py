@@ -9,8 +9,8 @@ import pytest
 from mamab import AlgorithmParams, Config, simulate
 from mamab.agents import GosineRobustAgent
 from mamab.algorithms.base import Message
-from mamab.errors import ConfigError
 from mamab.algorithms.gosine.schedule import block_ends
+from mamab.errors import ConfigError
 
 # -- liars in the GosInE kernel --------------------------------------------------------------
 
