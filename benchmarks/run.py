@@ -3,6 +3,7 @@
     python benchmarks/run.py                      # everything (about 10 minutes on 2 cores)
     python benchmarks/run.py --quick              # smaller horizons, a minute or two
     python benchmarks/run.py --smpy-python /tmp/smpy/bin/python   # add the SMPyBandits row
+    python benchmarks/run.py --rows --filter lcc-ucb   # timed rows as JSON lines (compare.py)
 
 Every figure of one invocation is measured in the same process run, so ratios are comparable
 even on a noisy machine. Prints Markdown to paste into benchmarks/README.md.
@@ -11,8 +12,11 @@ even on a noisy machine. Prints Markdown to paste into benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -23,8 +27,6 @@ import numpy as np
 
 import mamab
 from mamab import Config, simulate
-from mamab.problem import noise_chunks
-from mamab.seeding import rng
 
 
 def timed(config: Config, engine: str = "fast", jobs: int | None = 1, repeat: int = 1) -> float:
@@ -46,6 +48,9 @@ def agent_steps(config: Config) -> int:
 
 def floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -> float:
     """Best time to draw the same noise table with numpy, in the engine's chunks: the floor."""
+    from mamab.problem import noise_chunks
+    from mamab.seeding import rng
+
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
@@ -230,6 +235,97 @@ def dask_speedup(scale: float) -> str:
                  [[label, f"{sec:.1f} s", f"{steps / sec / 1e6:.1f}", f"{base / sec:.2f}×"] for label, sec in rows])  # fmt: skip
 
 
+FAULTS = {"loss": 0.1, "delay": 0.1, "crash_rate": 1e-5, "recover_after": 1000}
+LIARS = {"malicious": 2, "attack": "random"}
+FLOOR_ROW = "rng floor: numpy noise for 10 agents"  # a control: no mamab code but the noise
+
+
+def timing_rows(scale: float) -> dict[str, Config | None]:
+    """The rows ``--rows`` times, by label: numpy's noise draw (``None``), the paper's
+    configurations (2 runs), then every built-in at (N, K) = (10, 100) on one run, again with
+    faults where it takes them, and with liars where it models them."""
+    from mamab.agents.registry import can_lie, supports_faults
+
+    rows: dict[str, Config | None] = {f"{FLOOR_ROW} T={int(100_000 * scale)}": None}
+
+    def add(config: Config, suffix: str = "") -> None:
+        c = config
+        label = f"{c.algorithm} {c.graph} ({c.agents},{c.arms}) T={c.horizon} runs={c.runs}"
+        rows[label + suffix] = c
+
+    for graph, n, k, horizon, algorithms in PAPER:
+        for algorithm in algorithms:
+            add(Config(algorithm, agents=n, arms=k, horizon=int(horizon * scale), runs=2,
+                       graph=graph, seed=1))  # fmt: skip
+    for algorithm in mamab.ALGORITHMS:
+        graph = "erdos-renyi" if algorithm in ("lcc-ucb-graph", "lcc-ucb-relay") else "complete"
+        config = Config(algorithm, agents=10, arms=100, horizon=int(100_000 * scale), graph=graph,
+                        seed=2)  # fmt: skip
+        add(config)
+        if supports_faults(algorithm):
+            add(dataclasses.replace(config, **FAULTS), " faults")
+        if can_lie(algorithm):
+            add(dataclasses.replace(config, **LIARS), " liars")
+    return rows
+
+
+def warm(config: Config) -> None:
+    """Compile (or load from numba's cache) exactly the kernels ``config`` runs, on a short run."""
+    simulate(dataclasses.replace(config, horizon=min(config.horizon, 200), runs=1), jobs=1)
+
+
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def best_per_call(call, repeat: int, min_time: float, clock=time.process_time) -> tuple[float, int]:
+    """(fastest single call over ``repeat`` measurements, calls per measurement): a measurement
+    repeats ``call`` until it lasts ``min_time`` (as timeit's autorange) and each call is timed
+    alone, so a millisecond row gets many chances to run uninterrupted on a busy machine.
+    ``clock`` is the process's CPU time by default: other processes' load barely moves it."""
+    start = clock()
+    call()
+    first = clock() - start
+    calls = max(1, math.ceil(min_time / max(first, 1e-9)))
+    best = first
+    for _ in range(repeat - (calls == 1)):
+        for _ in range(calls):
+            start = clock()
+            call()
+            best = min(best, clock() - start)
+    return best, calls
+
+
+def rows_main(args: argparse.Namespace, scale: float) -> None:
+    """One JSON line per timed row: best seconds per simulation of ``--repeat`` measurements on
+    one thread (``--warm``: only compile). The first line says which mamab was imported, so a
+    caller can check it."""
+    print(json.dumps({"mamab": mamab.__file__, "version": mamab.__version__}), flush=True)
+    pattern = re.compile(args.filter or "")
+    chosen = {label: c for label, c in timing_rows(scale).items() if pattern.search(label)}
+    if not chosen:
+        sys.exit(f"no benchmark row matches --filter {args.filter!r}")
+    for label, config in chosen.items():
+        if config is None:  # the floor
+            if not args.warm:
+                horizon = int(100_000 * scale)
+                seconds, calls = best_per_call(
+                    lambda t=horizon: floor_seconds(10, t, repeat=1),
+                    args.repeat,
+                    args.min_time,
+                    CLOCKS[args.clock],
+                )
+                print(json.dumps({"row": label, "seconds": seconds, "calls": calls}), flush=True)
+            continue
+        warm(config)
+        if args.warm:
+            continue
+        seconds, calls = best_per_call(
+            lambda c=config: simulate(c, jobs=1), args.repeat, args.min_time, CLOCKS[args.clock]
+        )
+        print(json.dumps({"row": label, "seconds": seconds, "calls": calls,
+                          "agent_steps": agent_steps(config)}), flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -238,8 +334,25 @@ def main() -> None:
         "--quick", action="store_true", help="horizons / 10, no N=1000 K=1e4 T=1e6 run"
     )
     parser.add_argument("--smpy-python", help="python of an environment with SMPyBandits installed")
+    parser.add_argument("--rows", action="store_true",
+                        help="only time the comparison rows, one JSON line each (benchmarks/compare.py)")  # fmt: skip
+    parser.add_argument("--filter", help="with --rows: only rows whose label matches this regex")
+    parser.add_argument("--repeat", type=int, default=3, help="with --rows: best of this many")
+    parser.add_argument("--min-time", type=float, default=0.2,
+                        help="with --rows: repeat a row within one measurement until this many seconds")  # fmt: skip
+    parser.add_argument("--clock", choices=tuple(CLOCKS), default="cpu",
+                        help="with --rows: the process's CPU time (default) or wall time")  # fmt: skip
+    parser.add_argument("--warm", action="store_true", help="with --rows: only compile the kernels")
+    parser.add_argument("--list", action="store_true",
+                        help="print the --rows labels (--filter applies) and exit")  # fmt: skip
     args = parser.parse_args()
     scale = 0.1 if args.quick else 1.0
+    if args.list:
+        print("\n".join(r for r in timing_rows(scale) if re.search(args.filter or "", r)))
+        return
+    if args.rows or args.warm:
+        rows_main(args, scale)
+        return
     print(f"# mamab {mamab.__version__} benchmarks\n")
     print(f"Machine: {platform.processor() or platform.machine()}, {platform.python_implementation()} "
           f"{platform.python_version()}, numpy {np.__version__}; command: `{' '.join(sys.argv)}`\n")  # fmt: skip
