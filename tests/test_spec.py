@@ -128,3 +128,30 @@ def test_each_name_is_written_in_its_spec_only(name):
         if pattern.search(path.read_text(encoding="utf-8"))
     )
     assert len(found) == 1 and found[0].endswith("/spec.py"), found
+
+
+def test_plugin_parameters_with_defaults_and_checks():
+    from mamab.algorithms.ucb.spec import make_no_communication
+
+    seen = []
+
+    def make(topology, n_arms, horizon, params, rng):
+        seen.append(params.get("epsilon"))
+        return make_no_communication(topology, n_arms, horizon, params, rng)
+
+    epsilon = mamab.Parameter("epsilon", 0.1, "in [0, 1]", check=lambda v: 0 <= v <= 1)
+    spec = mamab.register(mamab.AlgorithmSpec("eps-plugin", make, parameters=(epsilon,)))
+    try:
+        assert spec.parameter_names == ("epsilon",)
+        mamab.make_agents("eps-plugin", mamab.topology.ring(3), 4, 10)
+        mamab.make_agents("eps-plugin", mamab.topology.ring(3), 4, 10,
+                          mamab.AlgorithmParams(extra={"epsilon": 0.5}))  # fmt: skip
+        assert seen == [0.1, 0.5]  # the default in force when omitted
+        with pytest.raises(ConfigError, match=r"eps-plugin: parameter epsilon=2 refused \(in"):
+            Config("eps-plugin", agents=3, arms=4, horizon=10,
+                   params=mamab.AlgorithmParams(extra={"epsilon": 2}))  # fmt: skip
+        with pytest.raises(ConfigError, match="takes no parameter 'eta'"):
+            Config("eps-plugin", agents=3, arms=4, horizon=10,
+                   params=mamab.AlgorithmParams(extra={"eta": 2}))  # fmt: skip
+    finally:
+        registry.unregister_algorithm("eps-plugin")

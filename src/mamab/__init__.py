@@ -31,6 +31,7 @@ _EXPORTS = {
     "WireFormat": "mamab.algorithms.spec",
     "MessageKind": "mamab.algorithms.spec",
     "Cost": "mamab.algorithms.spec",
+    "Parameter": "mamab.algorithms.spec",
     "KERNEL_API": "mamab.algorithms.spec",
     "Config": "mamab.config",
     "ConfigError": "mamab.errors",
@@ -55,6 +56,7 @@ __all__ = [
     "InvalidObservation",
     "Message",
     "MessageKind",
+    "Parameter",
     "ReferenceEngineWarning",
     "Result",
     "WireFormat",
@@ -85,6 +87,7 @@ if TYPE_CHECKING:
         Cost,
         FastEngine,
         MessageKind,
+        Parameter,
         WireFormat,
     )
     from mamab.config import Config

@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 from mamab.algorithms.base import Agent
 from mamab.algorithms.params import AlgorithmParams
-from mamab.algorithms.spec import KERNEL_API, AlgorithmSpec, FastEngine, Make, WireFormat
+from mamab.algorithms.spec import (
+    KERNEL_API,
+    AlgorithmSpec,
+    FastEngine,
+    Make,
+    Parameter,
+    WireFormat,
+)
 from mamab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -237,6 +244,13 @@ def resolved_params(spec: AlgorithmSpec, params: AlgorithmParams) -> AlgorithmPa
     Resolved once per run and handed to the agents' ``make`` and the fast driver. A derived
     record: configurations (and their ids) keep the parameters as given.
     """
+    defaults = {
+        p.name: p.default
+        for p in spec.parameters or ()
+        if isinstance(p, Parameter) and p.default is not None and params.get(p.name) is None
+    }
+    if defaults:  # a plugin's own parameters left out: their defaults are in force
+        params = dataclasses.replace(params, extra={**dict(params.extra), **defaults})
     value = spec.alpha(params)
     current = getattr(params, spec.alpha_from)
     if value is None or (type(current) is float and current == value):
@@ -254,10 +268,26 @@ def check_algorithm(
             f"{algorithm} splits the arms among the agents and needs K >= N (got N={n_agents}, K={n_arms})"
         )
     if params is not None and params.extra and info.parameters is not None:
-        unknown = [name for name, _ in params.extra if name not in info.parameters]
+        _check_parameters(info, params)
+        unknown = [name for name, _ in params.extra if name not in info.parameter_names]
         if unknown:
-            takes = ", ".join(info.parameters) or "no plugin parameters"
+            takes = ", ".join(info.parameter_names) or "no plugin parameters"
             raise ConfigError(f"{algorithm} takes no parameter {unknown[0]!r} (it takes: {takes})")
+
+
+def _check_parameters(info: AlgorithmSpec, params: AlgorithmParams) -> None:
+    """Refuse a plugin parameter its :class:`Parameter` check rejects, in one line."""
+    given = dict(params.extra)
+    for parameter in info.parameters or ():
+        if isinstance(parameter, Parameter) and parameter.check and parameter.name in given:
+            value = given[parameter.name]
+            try:
+                ok = bool(parameter.check(value))
+            except Exception:  # a check that fails on a value refuses it
+                ok = False
+            if not ok:
+                why = f" ({parameter.doc})" if parameter.doc else ""
+                raise ConfigError(f"{info.name}: parameter {parameter.name}={value!r} refused{why}")
 
 
 def check_topology(algorithm: str, topology: Topology) -> None:
@@ -435,9 +465,9 @@ def _build_info(name: object, make: object, metadata: dict[str, Any], source: st
     return AlgorithmSpec(name=name, make=make, source=source, **metadata)  # type: ignore[arg-type]
 
 
-def _parameter_names(name: str, parameters: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(parameters, str) or not all(isinstance(p, str) for p in parameters):
-        raise ConfigError(f"algorithm {name}: parameters must be a list of names")
+def _parameter_names(name: str, parameters: Iterable[str | Parameter]) -> tuple:
+    if isinstance(parameters, str) or not all(isinstance(p, str | Parameter) for p in parameters):
+        raise ConfigError(f"algorithm {name}: parameters must be a list of names or Parameters")
     return tuple(parameters)
 
 

@@ -50,6 +50,21 @@ def with_default(params: AlgorithmParams, default: float, field: str = "alpha") 
 
 
 @dataclass(frozen=True)
+class Parameter:
+    """A plugin's own parameter (in ``params.extra``): its name, default, check and docs.
+
+    ``default`` is what ``params.get(name)`` returns in a run when the configuration omits it
+    (the values in force; configuration ids keep what was given). ``check(value)`` returning
+    False refuses the value in one line, quoting ``doc``.
+    """
+
+    name: str
+    default: Any = None
+    doc: str = ""
+    check: Callable[[Any], bool] | None = None
+
+
+@dataclass(frozen=True)
 class GraphShape:
     """What a cost model knows of the graph: edges, maximum degree and (when asked) diameter."""
 
@@ -128,7 +143,8 @@ class AlgorithmSpec:
     """One algorithm: its factory of online agents and what the rest of mamab needs to know.
 
     ``reads`` names the :class:`~mamab.AlgorithmParams` fields the algorithm uses (the report
-    shows only those); ``parameters`` the names a plugin takes in ``params.extra`` (None: any).
+    shows only those); ``parameters`` the plugin parameters it takes in ``params.extra``, names
+    or :class:`Parameter` (None: any).
     ``alpha_from`` is the field holding its exploration constant, ``default_alpha`` its value when
     the field is None. ``in_force(topology, n_arms, params)`` returns extra values in force per
     run (e.g. K' and sub-epochs), for :meth:`mamab.Result.in_force`.
@@ -144,7 +160,7 @@ class AlgorithmSpec:
     forge: Forge | None = None  # how a malicious agent rewrites a message; None: no liars
     default_alpha: float | None = None  # exploration constant when params.<alpha_from> is None
     alpha_from: str = "alpha"
-    parameters: tuple[str, ...] | None = None
+    parameters: tuple[str | Parameter, ...] | None = None
     reads: tuple[str, ...] = ("alpha",)
     fast: FastEngine | None = None  # None: the reference engine runs it
     wire: WireFormat | None = None  # None: `mamab live` refuses it
@@ -154,6 +170,13 @@ class AlgorithmSpec:
     label: str | None = None  # its name in plot legends (default: the name)
     uses_graph: bool = True  # False: its agents never message each other over the graph
     source: str = "built-in"  # where it came from: built-in, module:function, or a distribution
+
+    @property
+    def parameter_names(self) -> tuple[str, ...] | None:
+        """The names of its plugin parameters (None: it takes any)."""
+        if self.parameters is None:
+            return None
+        return tuple(p if isinstance(p, str) else p.name for p in self.parameters)
 
     def alpha(self, params: AlgorithmParams) -> float | None:
         """The exploration constant in force: the given value, else the default."""
