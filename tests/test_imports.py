@@ -146,8 +146,10 @@ def layer_of(module: str) -> int:
         for pattern in patterns:
             head, star, tail = pattern.partition("*")
             if module == pattern or (
-                star and module.startswith(head) and module.endswith(tail)
-                and "." not in module[len(head): len(module) - len(tail)]
+                star
+                and module.startswith(head)
+                and module.endswith(tail)
+                and "." not in module[len(head) : len(module) - len(tail)]
             ):
                 return rank
     raise AssertionError(f"{module} is in no layer of tests/test_imports.py")

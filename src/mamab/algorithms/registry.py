@@ -110,9 +110,7 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
     """
     if not isinstance(spec, AlgorithmSpec):
         raise ConfigError(f"register() takes an AlgorithmSpec, got {spec!r}")
-    metadata = {
-        f.name: getattr(spec, f.name) for f in fields(AlgorithmSpec) if f.name in METADATA
-    }
+    metadata = {f.name: getattr(spec, f.name) for f in fields(AlgorithmSpec) if f.name in METADATA}
     info = _build_info(spec.name, spec.make, metadata, _where(spec.make))
     with _lock:
         _ensure_builtins()
@@ -506,7 +504,9 @@ def _ensure_builtins() -> None:
         _builtins_loaded = True
         for module in builtin_families():
             for spec in module.SPECS:
-                metadata = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name in METADATA}
+                metadata = {
+                    f.name: getattr(spec, f.name) for f in fields(spec) if f.name in METADATA
+                }
                 _add(_build_info(spec.name, spec.make, metadata, "built-in"))
 
 

@@ -90,7 +90,10 @@ class Cost:
 def ucb_cost(n_agents: int, n_arms: int, shape: GraphShape) -> tuple[float, float]:
     """A UCB on all arms per agent, talking to its neighbours: the model for a spec with none."""
     mean_degree = 2 * shape.edges / n_agents
-    return n_agents * n_arms * STATE_BYTES + 40 * 2 * shape.edges, 10 + 0.7 * n_arms + 10 * mean_degree
+    return (
+        n_agents * n_arms * STATE_BYTES + 40 * 2 * shape.edges,
+        10 + 0.7 * n_arms + 10 * mean_degree,
+    )
 
 
 @dataclass(frozen=True)

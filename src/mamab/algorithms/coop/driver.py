@@ -35,5 +35,3 @@ def run(run: FastRun) -> RunResult:
                    2 * k * REWARD_BITS, trace, rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash,
                    rec.back, late_edge, prev_counts, prev_sums)  # fmt: skip
     return rec.result(instance, trace)
-
-

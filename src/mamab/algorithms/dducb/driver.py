@@ -31,5 +31,3 @@ def run(run: FastRun) -> RunResult:
                     2 * k * REWARD_BITS, trace,
                     rec.trace_out)  # fmt: skip
     return rec.result(instance, trace)
-
-

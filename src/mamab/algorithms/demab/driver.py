@@ -46,5 +46,3 @@ def run(run: FastRun) -> RunResult:
                     rec.loss, rec.delay, rec.fault_key, rec.crash, rec.back, initial, initial_size, rec.late,
                     rec.late_reward, rec.late_n, share_best)  # fmt: skip
     return rec.result(instance, trace)
-
-

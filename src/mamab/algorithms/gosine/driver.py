@@ -50,5 +50,3 @@ def run(run: FastRun) -> RunResult:
                      rec.late, rec.late_reward, rec.late_n, rec.liar, rec.attack, rec.attack_arm, rec.attack_pool,
                      rec.attack_key, robust, blocks, blocked_until, rec_edge, rec_arm)  # fmt: skip
     return rec.result(instance, trace)
-
-

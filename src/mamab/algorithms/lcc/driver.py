@@ -95,5 +95,3 @@ def reverse_edges(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     n = indptr.size - 1
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
     return np.searchsorted(rows * n + indices, indices * n + rows).astype(np.int64, copy=False)
-
-

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mamab.algorithms.ucb_network.agent import leader_of
-from mamab.algorithms.ucb_network.kernel import ucb_network_chunk
+from mamab.algorithms.ucb_network.kernel import Leaders, Roles, ucb_network_chunk
 from mamab.engine.recording import FastRun
 from mamab.result import RunResult
 from mamab.schedule import REWARD_BITS, index_bits
@@ -14,7 +14,7 @@ from mamab.schedule import REWARD_BITS, index_bits
 def run(run: FastRun) -> RunResult:
     """One UCB-Network (FYL) run with the reference's roles (greedy dominating set)."""
     config, instance, grid, trace = run.config, run.instance, run.grid, run.trace
-    problem, n, k = instance.problem, config.agents, config.arms
+    n, k = config.agents, config.arms
     rec = run.record()
     neighbours = instance.topology.neighbours
     leader = np.array(leader_of(neighbours), dtype=np.int64)
@@ -24,18 +24,20 @@ def run(run: FastRun) -> RunResult:
     sample_ptr = np.zeros(n + 1, dtype=np.int64)
     sample_ptr[1:] = np.cumsum([len(to) for to in sample_to])
     rows = int(is_leader.sum())
-    count = np.zeros((rows, k), dtype=np.int64)
-    total, mean, inv_sqrt = (np.zeros((rows, k)) for _ in range(3))
-    samples, untried = np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
-    next_arm = np.zeros(n, dtype=np.int64)
+    state = Leaders(
+        count=np.zeros((rows, k), dtype=np.int64),
+        total=np.zeros((rows, k)),
+        mean=np.zeros((rows, k)),
+        inv_sqrt=np.zeros((rows, k)),
+        samples=np.zeros(rows, dtype=np.int64),
+        untried=np.zeros(rows, dtype=np.int64),
+        next_arm=np.zeros(n, dtype=np.int64),
+    )
     flat_to = np.array([v for to in sample_to for v in to], dtype=np.int64)
-    per_step = fyl_counts_per_step(leader, sample_to, k)
+    roles = Roles(rank, leader, sample_ptr, flat_to, fyl_counts_per_step(leader, sample_to, k))
+    out, rewards = rec.out(grid, trace), run.rewards()
     for noise in run.noise():
-        ucb_network_chunk(noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret,
-                          rec.counters, count, total, mean, inv_sqrt, samples, untried, next_arm,
-                          rank, leader, sample_ptr, flat_to, per_step, problem.means, problem.gaps,
-                          config.reward == "bernoulli", float(config.sigma),
-                          run.params.alpha, trace, rec.trace_out)  # fmt: skip
+        ucb_network_chunk(noise, rewards, out, state, roles, run.params.alpha)
     return rec.result(instance, trace)
 
 

@@ -10,86 +10,97 @@ No faults (the configuration refuses them for ucb-network), so every message of 
 and the counters grow by the same amounts every step: ``per_step`` holds them, one row per
 counter (sent, bits, received, bits received, rounds), computed once by the driver.
 
-Leaders' statistics live in arrays of shape (leaders, arms); ``rank[n]`` is agent n's row, or
--1 for a follower. ``sample_ptr``/``sample_to`` list, per sender, the neighbouring leaders its
-sample goes to (increasing id).
+The kernel takes few named arguments (kernel API 1, ``mamab.engine.kernel_api``): the noise
+block, the run's arms (``Rewards``) and recording (``Out``), the leaders' UCB state
+(:class:`Leaders`: arrays of shape (leaders, arms); ``rank[n]`` is agent n's row, or -1 for a
+follower) and the fixed roles (:class:`Roles`: ``sample_ptr``/``sample_to`` list, per sender,
+the neighbouring leaders its sample goes to, by increasing id).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from mamab.engine.kernel_api import BITS, GRID, STEP
+from mamab.engine.kernel_api import end_step, played, reward_of
 from mamab.engine.ucb_kernels import argmax_index
 
 
+class Leaders(NamedTuple):
+    """The leaders' UCB state, one row per leader, plus each agent's next arm (a follower's)."""
+
+    count: np.ndarray  # (leaders, arms) samples of each arm
+    total: np.ndarray  # (leaders, arms) their sum
+    mean: np.ndarray  # (leaders, arms)
+    inv_sqrt: np.ndarray  # (leaders, arms) 1 / sqrt(count)
+    samples: np.ndarray  # (leaders,) samples seen
+    untried: np.ndarray  # (leaders,) the lowest arm maybe never sampled
+    next_arm: np.ndarray  # (agents,) what a follower plays next: its leader's last arm
+
+
+class Roles(NamedTuple):
+    """Who leads whom and where samples go: fixed for the run."""
+
+    rank: np.ndarray  # (agents,) a leader's row, -1 for a follower
+    leader: np.ndarray  # (agents,) each agent's leader (itself for a leader)
+    sample_ptr: np.ndarray  # (agents + 1,) CSR pointers into sample_to, per sender
+    sample_to: np.ndarray  # the neighbouring leaders each sender's sample reaches
+    per_step: np.ndarray  # (5, agents) counters added every step (no faults)
+
+
 @njit(cache=True, inline="always")
-def _learn(row, arm, reward, count, total, mean, inv_sqrt, samples):
+def _learn(state, row, arm, reward):
     """Leader ``row`` learns one sample of ``arm`` (UCB.update, expression for expression)."""
-    c = count[row, arm] + 1
-    count[row, arm] = c
-    total[row, arm] += reward
-    mean[row, arm] = total[row, arm] / c
-    inv_sqrt[row, arm] = 1.0 / math.sqrt(c)
-    samples[row] += 1
+    c = state.count[row, arm] + 1
+    state.count[row, arm] = c
+    state.total[row, arm] += reward
+    state.mean[row, arm] = state.total[row, arm] / c
+    state.inv_sqrt[row, arm] = 1.0 / math.sqrt(c)
+    state.samples[row] += 1
 
 
 @njit(cache=True, inline="always")
-def _choose(row, count, mean, inv_sqrt, samples, untried, alpha):
+def _choose(state, row, alpha):
     """Leader ``row``'s UCB choice: the first untried arm, else the first index maximum."""
+    count = state.count
     n_arms = count.shape[1]
-    arm = untried[row]
+    arm = state.untried[row]
     while arm < n_arms and count[row, arm] > 0:
         arm += 1
-    untried[row] = arm
+    state.untried[row] = arm
     if arm < n_arms:
         return arm
-    width = math.sqrt(alpha * math.log(samples[row] + 1))
-    return argmax_index(row, n_arms, mean, inv_sqrt, width)
+    width = math.sqrt(alpha * math.log(state.samples[row] + 1))
+    return argmax_index(row, n_arms, state.mean, state.inv_sqrt, width)
 
 
 @njit(cache=True, nogil=True)
-def ucb_network_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, count, total,
-                      mean, inv_sqrt, samples, untried, next_arm, rank, leader, sample_ptr,
-                      sample_to, per_step, means, gaps, bernoulli, sigma, alpha, trace,
-                      trace_out):  # fmt: skip
+def ucb_network_chunk(noise, rewards, out, state, roles, alpha):
     """Simulate ``noise.shape[0]`` steps of FYL for every agent of one run."""
+    rank, leader, per_step = roles.rank, roles.leader, roles.per_step
     n_agents = rank.shape[0]
-    played = np.empty(n_agents, dtype=np.int64)
-    rewards = np.empty(n_agents)
+    chosen = np.empty(n_agents, dtype=np.int64)
+    got = np.empty(n_agents)
     for step_row in range(noise.shape[0]):
         for n in range(n_agents):
             row = rank[n]
+            a = _choose(state, row, alpha) if row >= 0 else state.next_arm[n]
+            reward = reward_of(rewards, noise[step_row, n], a)
+            played(out, rewards, n, a)
+            chosen[n] = a
+            got[n] = reward
             if row >= 0:
-                a = _choose(row, count, mean, inv_sqrt, samples, untried, alpha)
-            else:
-                a = next_arm[n]
-            if bernoulli:
-                reward = np.float64(noise[step_row, n] < means[a])
-            else:
-                reward = means[a] + sigma * noise[step_row, n]
-            regret[n] += gaps[a]
-            if trace:
-                trace_out[pos[STEP], n] = a
-            played[n] = a
-            rewards[n] = reward
-            if row >= 0:
-                _learn(row, a, reward, count, total, mean, inv_sqrt, samples)
+                _learn(state, row, a, reward)
         for sender in range(n_agents):  # samples reach leaders by increasing sender id
-            for e in range(sample_ptr[sender], sample_ptr[sender + 1]):
-                _learn(rank[sample_to[e]], played[sender], rewards[sender], count, total, mean,
-                       inv_sqrt, samples)  # fmt: skip
+            for e in range(roles.sample_ptr[sender], roles.sample_ptr[sender + 1]):
+                _learn(state, rank[roles.sample_to[e]], chosen[sender], got[sender])
         for n in range(n_agents):
             if rank[n] < 0:
-                next_arm[n] = played[leader[n]]
+                state.next_arm[n] = chosen[leader[n]]
         for c in range(per_step.shape[0]):
             for n in range(n_agents):
-                counters[c, n] += per_step[c, n]
-        pos[STEP] += 1
-        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
-            recorded[:, pos[GRID]] = regret
-            recorded_bits[:, pos[GRID]] = counters[BITS]
-            pos[GRID] += 1
+                out.counters[c, n] += per_step[c, n]
+        end_step(out)
