@@ -21,7 +21,8 @@ messages, call :func:`end_step`. Updated in place:
 
 The helpers here are written once for every kernel: the reward of a draw, a pull, the end of a
 step, and the counting and routing of a message under loss and delay (``mamab.faults``). The
-built-in kernels predate the named tuples and pass the same arrays one by one.
+built-in kernels other than UCB-Network's predate the named tuples and still pass the same
+arrays one by one (``mamab.algorithms.ucb_network.kernel`` shows the named form).
 """
 
 from __future__ import annotations
