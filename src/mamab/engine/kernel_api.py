@@ -21,8 +21,9 @@ messages, call :func:`end_step`. Updated in place:
 
 The helpers here are written once for every kernel: the reward of a draw, a pull, the end of a
 step, and the counting and routing of a message under loss and delay (``mamab.faults``). The
-built-in kernels other than UCB-Network's predate the named tuples and still pass the same
-arrays one by one (``mamab.algorithms.ucb_network.kernel`` shows the named form).
+kernels of UCB-Network, DDUCB and coop-UCB2 take named tuples (``Faults``, from
+``Recording.faults()``, carries loss, delay and crashes); the LCC family's, DEMAB's and GosInE's
+kernels predate them and still pass the same arrays one by one.
 """
 
 from __future__ import annotations

@@ -35,6 +35,16 @@ class Rewards(NamedTuple):
     sigma: float
 
 
+class Faults(NamedTuple):
+    """The run's faults as a kernel reads them (``mamab.faults``; :func:`~mamab.engine.kernel_api.fate_to`)."""
+
+    loss: float  # probability a message is lost
+    delay: float  # probability a message is held to the next exchange
+    key: int  # the run's fault hash key
+    crash: np.ndarray  # (agents,) the step from which each agent is dead
+    back: np.ndarray  # (agents,) the step from which a crashed agent is back, fresh
+
+
 class Out(NamedTuple):
     """What every chunk kernel updates, one run's :class:`Recording` as a numba-friendly tuple
     (:mod:`mamab.engine.kernel_api`)."""
@@ -140,6 +150,10 @@ class Recording:
         """The arrays a chunk kernel updates, as one named tuple (the same arrays, not copies)."""
         return Out(self.pos, grid, self.regret, self.recorded, self.recorded_bits, self.counters,
                    trace, self.trace_out)  # fmt: skip
+
+    def faults(self) -> Faults:
+        """The run's loss, delay and crashes, for the kernel."""
+        return Faults(self.loss, self.delay, self.fault_key, self.crash, self.back)
 
     def result(self, instance: Instance, trace: bool) -> RunResult:
         topology = instance.topology
