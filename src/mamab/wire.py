@@ -64,7 +64,6 @@ _FLOAT = struct.Struct(">d")
 _FLOAT_BITS = struct.Struct(">Q")
 
 
-
 @dataclass(frozen=True)
 class WireSpec:
     """What both ends of a link must agree on: the algorithm and the fleet's K and N.
@@ -494,7 +493,8 @@ def _codec_tables() -> tuple[dict[str, int], dict[str, tuple[Kind, ...]]]:
         if wire is not None:
             ids[name] = wire.id
             kinds[name] = tuple(
-                Kind(code, k.tag, LAYOUTS[k.layout], k.direction) for code, k in enumerate(wire.kinds)
+                Kind(code, k.tag, LAYOUTS[k.layout], k.direction)
+                for code, k in enumerate(wire.kinds)
             )
     return ids, kinds
 
