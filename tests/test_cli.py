@@ -41,7 +41,7 @@ def snapshot(directory: Path) -> dict[str, str]:
 def test_run_writes_summary_and_is_byte_identical(tmp_path, capsys):
     code, out, err = invoke([*BASE, "--out", str(tmp_path / "a")], capsys)
     assert code == 0, err
-    assert "lcc-ucb" in out and "95% band" in out
+    assert "lcc-ucb" in out and "coverage" in out and "95% band" not in out
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert set(summary) == {
         "algorithm",
@@ -52,6 +52,7 @@ def test_run_writes_summary_and_is_byte_identical(tmp_path, capsys):
         "seed",
         "reward",
         "graph",
+        "statistics",
         "per_run",
     }
     assert [r["run"] for r in summary["per_run"]] == [0, 1, 2]

@@ -18,6 +18,11 @@ def malicious(n: int) -> st.SearchStrategy:
     return st.one_of(counts, ids)
 
 
+def _erdos_renyi_only(graph: str, edge_prob: float | None) -> float | None:
+    """The drawn edge probability on an Erdős–Rényi graph; None on the others (Config refuses it)."""
+    return edge_prob if graph == "erdos-renyi" else None
+
+
 @st.composite
 def configs(draw, algorithm: str) -> Config:
     n = draw(st.integers(1, 8))
@@ -45,8 +50,9 @@ def configs(draw, algorithm: str) -> Config:
         seed=draw(st.integers(0, 2**32 - 1)),
         reward=reward,
         sigma=draw(st.sampled_from([0.1, 1.0, 3.0])) if reward == "gaussian" else 1.0,
-        graph=draw(st.sampled_from(GRAPH_KINDS)),
-        edge_prob=draw(st.sampled_from([None, 0.4, 1.0])),
+        graph=(graph := draw(st.sampled_from(GRAPH_KINDS))),
+        # drawn for every graph (the examples stay those of earlier versions), taken by one only
+        edge_prob=_erdos_renyi_only(graph, draw(st.sampled_from([None, 0.4, 1.0]))),
         params=params,
         grid_points=draw(st.integers(1, 50)),
         loss=draw(st.sampled_from([0.0, 0.0, 0.25, 0.7, 1.0])) if faults else 0.0,

@@ -211,6 +211,11 @@ def test_part_two_speed_snippet_runs(tutorial, monkeypatch, capsys):
     try:
         snippet = SNIPPETS_TWO[0].replace("100_000", "3_000").replace("2_000", "300")
         exec(compile(snippet, "docs/extending.md", "exec"), {})
+        # the plugin's kernel is cached under mamab's fingerprint with the plugin's folded in
+        from mamab import kernel_cache
+
+        where = kernel_cache.directory(registry.plugin_fingerprint("moss")["code"])
+        assert any(p.name.startswith("kernel.moss_chunk") for p in where.rglob("*")), where
     finally:
         registry.unregister_algorithm("moss")
         for name in [m for m in sys.modules if m == "moss_bandit" or m.startswith("moss_bandit.")]:

@@ -121,7 +121,8 @@ def test_no_import_cycle():
 #: from above (first matching pattern wins; ``*`` is one algorithm family).
 LAYERS = (
     ("mamab.errors", "mamab.seeding", "mamab.timegrid", "mamab.stats", "mamab.tomlfile",
-     "mamab.processes", "mamab.schedule", "mamab.theory", "mamab.diameter",
+     "mamab.processes", "mamab.schedule", "mamab.theory", "mamab.diameter", "mamab.fingerprint",
+     "mamab.kernel_cache", "mamab.progress", "mamab.algorithms.plugin_digest",
      "mamab.algorithms.spec", "mamab.algorithms.lcc.variants", "mamab.engine.ucb_kernels"),
     ("mamab.topology", "mamab.problem", "mamab.faults", "mamab.engine.kernel_api"),
     ("mamab.algorithms", "mamab.algorithms.params", "mamab.algorithms.base",
@@ -130,7 +131,7 @@ LAYERS = (
      "mamab.algorithms.*.spec"),
     ("mamab.attacks", "mamab.engine.attack_kernel", "mamab.algorithms.*.kernel"),
     ("mamab.config",),
-    ("mamab.instance", "mamab.columns", "mamab.storage"),
+    ("mamab.instance", "mamab.columns", "mamab.storage", "mamab.outdir"),
     ("mamab.result", "mamab.versions"),
     ("mamab.engine", "mamab.engine.recording", "mamab.algorithms.*.driver"),
     ("mamab.engine.fast", "mamab.engine.reference", "mamab.resources"),

@@ -85,21 +85,35 @@ def test_mamab_live_writes_the_summary_of_mamab_run(liars: list[str], tmp_path: 
         assert ("malicious_agents" in live_run) == bool(liars)
 
 
+def wait_for_file(path: Path, proc: subprocess.Popen | None = None, limit: float = 120) -> None:
+    """Wait for a state: ``path`` exists (a node holding at its step, mamab.live.hold). Fails if
+    ``proc`` ends first, or after ``limit`` s rather than hang."""
+    deadline = time.monotonic() + limit
+    while not path.exists():
+        assert proc is None or proc.poll() is None, "the fleet ended before the node held"
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+
+
 def test_a_killed_agent_is_reported_and_the_others_finish(tmp_path: Path, reaper) -> None:
-    out = tmp_path / "out"
+    """Node 2 holds after step 1000 (a state, whatever the machine's speed) and is killed
+    there: the others notice at the next phase end and finish without it."""
+    config = Config("lcc-ucb", 3, 6, 20000, seed=0)
+    ends = np.cumsum(fleet_phases(config))
+    noticed = int(ends[ends > 1000][0])  # the first round after the kill
+    assert noticed < config.horizon
+    out, held = tmp_path / "out", tmp_path / "held"
     proc = subprocess.Popen(
         [sys.executable, "-m", "mamab", "live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6",
-         "-T", "300000", "--runs", "1", "--sync", "--timeout", "1", "--out", str(out)],
+         "-T", "20000", "--seed", "0", "--runs", "1", "--sync", "--timeout", "2",
+         "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "MAMAB_LIVE_HOLD": f"2:1000:{held}"},
     )  # fmt: skip
     reaper.append(proc.pid)
-    deadline = time.monotonic() + 60
-    victim = None
-    while victim is None and time.monotonic() < deadline:
-        victim = next((p for p, cmd in children(proc.pid).items() if "--id 2 " in cmd), None)
-        time.sleep(0.05)
-    assert victim is not None, "node 2 never started"
-    time.sleep(2.0)  # well into the run (300000 steps take several seconds)
+    wait_for_file(held, proc)
+    victim = int(held.read_text())
+    assert "--id 2 " in children(proc.pid)[victim]
     os.kill(victim, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr
@@ -108,64 +122,87 @@ def test_a_killed_agent_is_reported_and_the_others_finish(tmp_path: Path, reaper
     assert run["final_regret_per_agent"][2] is None
     assert None not in run["final_regret_per_agent"][:2]
     (stopped,) = run["stopped"]
-    assert stopped["node"] == 2 and 0 < stopped["noticed_at_step"] <= 300000
+    assert stopped == {"node": 2, "noticed_at_step": noticed}
     assert "node 2 stopped answering" in stdout
     assert not [p for p in children(proc.pid) if alive(p)]
 
 
-def test_intruders_are_refused_and_change_nothing(tmp_path: Path) -> None:
-    """While a sync run goes on, an intruder knocks on node 0's port without CURVE, with a key
-    not in the roster, and with junk bytes: all refused and counted; results unchanged."""
-    config = Config("lcc-ucb", 3, 9, 60000, seed=5)
-    stop = threading.Event()
-    knocks: list[str] = []
+HUNG_UP = {
+    zmq.EVENT_DISCONNECTED,
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+    zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+    zmq.EVENT_HANDSHAKE_FAILED_AUTH,
+}
+
+
+def hung_up(monitor: zmq.Socket, limit: float = 30.0) -> list[str]:
+    """Wait for a state: the node ended the handshake of the socket ``monitor`` watches."""
+    from zmq.utils.monitor import recv_monitor_message
+
+    seen = []
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if monitor.poll(100):
+            event = recv_monitor_message(monitor)["event"]
+            seen.append(zmq.Event(event).name)
+            if event in HUNG_UP:
+                return seen
+    raise AssertionError(f"the node never hung up on an intruder (events: {seen})")
+
+
+def knock(address: str, server_key: bytes) -> int:
+    """Knock on a node's port without CURVE, with a key not in the roster, and with junk bytes;
+    return once the node has hung up on each (states, not seconds): the knocks refused."""
+    host, port = address.removeprefix("tcp://").split(":")
+    context = zmq.Context()
+    try:
+        for curve in (False, True):
+            intruder = context.socket(zmq.DEALER)
+            intruder.linger = 0
+            if curve:
+                intruder.curve_publickey, intruder.curve_secretkey = zmq.curve_keypair()
+                intruder.curve_serverkey = server_key
+            monitor = intruder.get_monitor_socket()
+            intruder.connect(address)
+            intruder.send(b"MB\x01forged")
+            hung_up(monitor)
+            intruder.disable_monitor()
+            monitor.close(0)
+            intruder.close(0)
+        with socket.create_connection((host, int(port)), timeout=30) as raw:
+            raw.sendall(b"GET / HTTP/1.1\r\n\r\n")
+            with contextlib.suppress(ConnectionResetError):
+                while raw.recv(1024):  # the node's greeting, then it hangs up on junk
+                    pass
+        return 3
+    finally:
+        context.destroy(linger=0)
+
+
+def test_intruders_are_refused_and_change_nothing(tmp_path: Path, monkeypatch) -> None:
+    """While node 0 holds after step 100 of a sync run, an intruder knocks on its port without
+    CURVE, with a key not in the roster, and with junk bytes: all refused and counted; results
+    unchanged."""
+    config = Config("lcc-ucb", 3, 9, 3000, seed=5)
+    held = tmp_path / "held"
+    monkeypatch.setenv("MAMAB_LIVE_HOLD", f"0:100:{held}")
+    knocks: list[int] = []
 
     def intrude() -> None:
-        roster_file = tmp_path / "roster.toml"
-        while not roster_file.exists() and not stop.is_set():
-            time.sleep(0.01)
-        address = load_roster(roster_file).node(0).address
-        host, port = address.removeprefix("tcp://").split(":")
-        while not stop.is_set():  # wait until node 0 listens
-            try:
-                socket.create_connection((host, int(port)), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.02)
-        context = zmq.Context()
-        server_key = load_roster(roster_file).node(0).public_key.encode()
         try:
-            while not stop.is_set() and len(knocks) < 6:
-                plain = context.socket(zmq.DEALER)
-                plain.setsockopt(zmq.LINGER, 0)
-                plain.connect(address)
-                plain.send(b"MB\x01hello")
-                stranger = context.socket(zmq.DEALER)
-                stranger.setsockopt(zmq.LINGER, 0)
-                stranger.curve_publickey, stranger.curve_secretkey = zmq.curve_keypair()
-                stranger.curve_serverkey = server_key
-                stranger.connect(address)
-                stranger.send(b"MB\x01forged")
-                try:
-                    with socket.create_connection((host, int(port)), timeout=1) as raw:
-                        raw.sendall(os.urandom(64))
-                except OSError:
-                    pass  # the node may hang up on junk at once
-                knocks.append("knock")
-                time.sleep(0.2)
-                plain.close()
-                stranger.close()
+            wait_for_file(held)
+            roster = load_roster(tmp_path / "roster.toml").node(0)
+            knocks.append(knock(roster.address, roster.public_key.encode()))
         finally:
-            context.term()
+            held.unlink(missing_ok=True)  # let node 0 go on, whatever happened here
 
     thread = threading.Thread(target=intrude, daemon=True)
     thread.start()
     try:
         records = run_fleet(config, 0, sync=True, timeout=20, directory=tmp_path)
     finally:
-        stop.set()
-        thread.join(10)
-    assert knocks, "the run ended before the intruder knocked"
+        thread.join(150)
+    assert knocks == [3], "the intruder did not knock"
     sim = simulate(config)
     assert [r["final_regret"] for r in records] == sim.final_regret[0].tolist()
     assert [r["messages_received"] for r in records] == sim.counts["messages_received"][0].tolist()
@@ -238,3 +275,153 @@ def test_a_live_run_refuses_fields_its_nodes_would_not_get() -> None:
     config = Config("lcc-ucb", 3, 9, 100, params=AlgorithmParams(k_prime=4))
     with pytest.raises(ConfigError, match="only the problem flags"):
         run_live(config, sync=True, timeout=5)
+
+
+def live_with_hold(out: Path, tmp: Path, held: Path | None, runs: int = 3) -> subprocess.Popen:
+    """``mamab live`` of 3 small lcc-ucb runs into ``out``, its temporary files under ``tmp``,
+    node 0 holding after step 50 of every run (at ``held``) when given."""
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    if held is not None:
+        env["MAMAB_LIVE_HOLD"] = f"0:50:{held}"
+    return subprocess.Popen(
+        [sys.executable, "-m", "mamab", "live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6",
+         "-T", "1500", "--seed", "2", "--runs", str(runs), "--sync", "--timeout", "20",
+         "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+
+
+def hold_second_run(proc: subprocess.Popen, held: Path, reaper) -> int:
+    """Let run 0 go past its hold, then wait until run 1's node 0 holds; that node's pid."""
+    wait_for_file(held, proc)
+    first = int(held.read_text())
+    reaper.append(first)
+    held.unlink()
+    while True:  # run 1's node 0 holds: a new process writes the file
+        wait_for_file(held, proc)
+        with contextlib.suppress(ValueError):
+            if (pid := int(held.read_text())) != first:
+                reaper.append(pid)
+                return pid
+        time.sleep(0.01)
+
+
+def keys_left(tmp: Path, out: Path) -> list[Path]:
+    return [*tmp.glob("mamab-live-*"), *out.rglob("*.secret"), *out.rglob("roster.toml")]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_live_run_keeps_finished_runs_and_no_keys(signum, tmp_path, reaper):
+    """`mamab live --runs 3` interrupted during run 1: run 0 is written, the keys are gone, no
+    node runs on; the same command again skips run 0 and gives `mamab run`'s results."""
+    out, tmp, held = tmp_path / "out", tmp_path / "tmp", tmp_path / "held"
+    proc = live_with_hold(out, tmp, held)
+    reaper.append(proc.pid)
+    node = hold_second_run(proc, held, reaper)
+    nodes = list(children(proc.pid))
+    assert node in nodes and len(nodes) == 3
+    os.kill(proc.pid, signum)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum or (signum == signal.SIGINT and proc.returncode == 130)
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["run-0.json"]
+    assert not keys_left(tmp, out), keys_left(tmp, out)
+    assert not [p for p in nodes if alive(p)]
+    again = live_with_hold(out, tmp, None)
+    reaper.append(again.pid)
+    _, stderr = again.communicate(timeout=120)
+    assert again.returncode == 0, stderr
+    assert "run 0: already done" in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    sim = simulate(Config("lcc-ucb", 3, 6, 1500, runs=3, seed=2))
+    assert [r["final_regret_per_agent"] for r in summary["per_run"]] == sim.final_regret.tolist()
+    assert not keys_left(tmp, out)
+
+
+def test_keys_of_a_live_run_killed_by_sigkill_are_removed_by_the_next(tmp_path, reaper):
+    out, tmp, held = tmp_path / "out", tmp_path / "tmp", tmp_path / "held"
+    proc = live_with_hold(out, tmp, held)
+    reaper.append(proc.pid)
+    node = hold_second_run(proc, held, reaper)
+    nodes = list(children(proc.pid))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while any(alive(p) for p in nodes):  # they die with their parent (PR_SET_PDEATHSIG)
+        assert time.monotonic() < deadline, "a node outlived its killed parent"
+        time.sleep(0.01)
+    (left,) = tmp.glob("mamab-live-*")  # SIGKILL cannot be caught: the keys are still there
+    assert (left / "agent-0.secret").exists() and node
+    other = tmp / "mamab-live-alive"  # a live run of another process that is still running
+    other.mkdir()
+    (other / "owner").write_text(f"{os.getpid()} \n")
+    again = live_with_hold(out, tmp, None, runs=1)  # run 0 is done: nothing to run but cleaning
+    reaper.append(again.pid)
+    _, stderr = again.communicate(timeout=120)
+    assert again.returncode == 0, stderr
+    assert not left.exists() and other.exists()
+    assert not [*out.rglob("*.secret")]
+
+
+def fake_records(config: Config, run: int) -> list[dict]:
+    keys = ["messages_sent", "bits_sent", "messages_received", "bits_received", "wire_bytes_sent",
+            "wire_bytes_received", "waits", "seconds"]  # fmt: skip
+    return [{"final_regret": float(run * 10 + i), "refused": {"connections": 0, "messages": 0},
+             "silent": {}, "silences": [], **dict.fromkeys(keys, 0)}
+            for i in range(config.agents)]  # fmt: skip
+
+
+def test_run_live_writes_each_run_as_it_ends_and_skips_it_when_rerun(tmp_path, monkeypatch):
+    """Run 1 is interrupted: run 0 is on disk; the rerun starts no fleet for run 0; a rerun
+    with other flags into the same directory is refused and changes nothing."""
+    import mamab.live.fleet as fleet_module
+    from mamab.errors import ConfigError
+
+    config = Config("lcc-ucb", 3, 6, 100, runs=3, seed=1)
+    started: list[int] = []
+
+    def fake_fleet(config, run, *, sync, timeout, directory=None):
+        started.append(run)
+        if run == 1 and started.count(1) == 1:
+            raise KeyboardInterrupt  # Ctrl-C during run 1
+        return fake_records(config, run)
+
+    monkeypatch.setattr(fleet_module, "run_fleet", fake_fleet)
+    monkeypatch.setattr(fleet_module, "remove_orphans", lambda root=None: [])
+    with pytest.raises(KeyboardInterrupt):
+        fleet_module.run_live(config, sync=True, timeout=5, out=tmp_path)
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["run-0.json"]
+    before = (tmp_path / "runs" / "run-0.json").read_bytes()
+    summary = fleet_module.run_live(config, sync=True, timeout=5, out=tmp_path)
+    assert started == [0, 1, 1, 2]
+    assert [r["final_regret_per_agent"] for r in summary["per_run"]] == [
+        [0.0, 1.0, 2.0], [10.0, 11.0, 12.0], [20.0, 21.0, 22.0]]  # fmt: skip
+    for other in (dataclasses.replace(config, seed=2), config):
+        with pytest.raises(ConfigError, match="another configuration"):
+            fleet_module.run_live(other, sync=other is not config, timeout=5, out=tmp_path)
+    assert (tmp_path / "runs" / "run-0.json").read_bytes() == before
+    assert started == [0, 1, 1, 2]
+
+
+def test_key_directories_of_dead_owners_are_removed(tmp_path):
+    from mamab.live.fleet import OWNER, _started, remove_orphans
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    me = f"{os.getpid()} {_started(os.getpid())}"
+    owners = {
+        "mamab-live-dead": f"{done.stdout.strip()} 1",  # its owner exited
+        "mamab-live-reused": f"{os.getpid()} 1",  # its pid now names another process
+        "mamab-live-alive": me,
+        "mamab-live-new": None,  # being made: no owner yet
+        "other-dir": f"{done.stdout.strip()} 1",  # not a live run's
+    }
+    for name, owner in owners.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "agent-0.secret").write_text("secret")
+        if owner is not None:
+            (tmp_path / name / OWNER).write_text(owner)
+    removed = remove_orphans(tmp_path)
+    assert sorted(p.name for p in removed) == ["mamab-live-dead", "mamab-live-reused"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "mamab-live-alive", "mamab-live-new", "other-dir"]  # fmt: skip

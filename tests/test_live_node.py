@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from mamab import ALGORITHMS, Config, simulate
-from mamab.live.memory import MemoryNetwork
+from mamab.live.memory import MemoryNetwork, MemoryTransport
 from mamab.live.node import LiveNode
 from mamab.live.play import fleet, liars, play, wire_spec
 from mamab.problem import noise_chunks
@@ -232,35 +233,271 @@ def test_frames_stamped_beyond_the_horizon_are_refused() -> None:
     assert attacked == clean and nodes[0].counts.refused_messages == 1
 
 
-def test_a_stalled_neighbour_is_waited_for_again_once_it_catches_up() -> None:
-    """Node 2 stalls past the timeout once: it is marked silent, then re-admitted."""
+def until(condition, what: str, limit: float = 60.0) -> None:
+    """Wait for a state (polling), failing after ``limit`` s rather than hanging."""
     import time
 
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.001)
+
+
+def test_a_stalled_neighbour_is_waited_for_again_once_it_catches_up() -> None:
+    """Node 2 stalls after step 50 until both others have marked it silent, then catches up;
+    they wait for it again, and before their last step they wait (by state, not by time) until
+    it reached the horizon: every one of its messages arrives, late or in its round."""
     config = Config("full-communication", 3, 6, 300, seed=2, graph="complete")
     instance, agents, _ = fleet(config, 0)
     network = MemoryNetwork(3)
     nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
-                      timeout=0.2) for a in agents]  # fmt: skip
+                      timeout=30.0 if a.agent_id == 2 else 1.0) for a in agents]  # fmt: skip
+    errors: list[BaseException] = []
 
     def work(i: int) -> None:
-        node, problem = nodes[i], instance.problem
-        for step in range(config.horizon):
-            if i == 2 and step == 50:
-                time.sleep(0.6)  # longer than the timeout: the others stop waiting for it
-            if i != 2:
-                time.sleep(0.004)  # the others pace themselves: node 2 is back before they end
-            arm = node.select_arm()
-            node.observe(arm, problem.means[arm])
-        node.close()
+        try:
+            node, problem = nodes[i], instance.problem
+            for step in range(config.horizon):
+                if i == 2 and step == 50:
+                    until(lambda: all(2 in n.counts.silent for n in nodes[:2]), "2 marked silent")
+                if i != 2 and step == config.horizon - 1:
+                    until(lambda: nodes[2].clock >= config.horizon, "node 2 at the horizon")
+                arm = node.select_arm()
+                node.observe(arm, problem.means[arm])
+            node.close()
+        except BaseException as err:
+            errors.append(err)
 
     threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(60)
+        thread.join(120)
     assert not any(t.is_alive() for t in threads), "a live node hung"
-    assert 2 in nodes[0].counts.silent and 2 in nodes[1].counts.silent  # noticed once
-    assert 2 in nodes[0]._waiting_for and 2 in nodes[1]._waiting_for  # and waited for again
+    assert not errors, errors
+    assert nodes[0].counts.silent == {2: 51} and nodes[1].counts.silent == {2: 51}
+    assert 2 in nodes[0]._waiting_for and 2 in nodes[1]._waiting_for  # waited for again
+    for node in nodes[:2]:  # one silence, from step 51 until it was back, about a second
+        (silence,) = node.silences()
+        assert silence["node"] == 2 and silence["from_step"] == 51
+        assert 51 <= silence["back_at_step"] <= config.horizon and silence["seconds"] >= 1.0
+    assert nodes[2].silences() == [] and nodes[2].counts.silent == {}
     assert all(node.counts.refused_messages == 0 for node in nodes)
     received = nodes[0].counts.messages_received
     assert received == 2 * config.horizon  # every sample of both neighbours arrived, late or not
+
+
+def test_a_node_whose_neighbours_are_all_silent_still_listens() -> None:
+    """Two sync nodes stepped by one thread: node 0 plays 5 steps (node 1 is not there: marked
+    silent at step 1), node 1 plays 10 (it finds node 0's frames, then marks node 0 silent at
+    step 6), node 0 plays 10 more. Node 0 must hear node 1's 10 frames and wait for it again."""
+    config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
+    instance, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(2)
+    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
+                      timeout=0.05) for a in agents]  # fmt: skip
+    means = instance.problem.means
+
+    def steps(node: LiveNode, count: int) -> None:
+        for _ in range(count):
+            arm = node.select_arm()
+            node.observe(arm, float(means[arm]))
+
+    steps(nodes[0], 5)
+    assert nodes[0].counts.silent == {1: 1}
+    steps(nodes[1], 10)
+    assert nodes[1].counts.messages_received == 5 and nodes[1].counts.silent == {0: 6}
+    steps(nodes[0], 5)  # steps 6..10: node 1's frames are all there
+    assert nodes[0].counts.messages_received == 10  # steps 1..5 late, 6..10 in their round
+    assert 1 in nodes[0]._waiting_for  # waited for again
+    waits = nodes[0].counts.waits
+    steps(nodes[0], 5)  # steps 11..15: node 1 is away again, node 0 waits once, then listens
+    assert nodes[0].counts.waits == waits + 1
+    assert nodes[0].counts.messages_received == 10 and nodes[0].counts.silent == {1: 1}
+
+
+def flood(node: LiveNode, network: MemoryNetwork, sender: int, frames: int, spec,
+          start: int) -> None:  # fmt: skip
+    """Put ``frames`` legal-looking empty frames from ``sender`` for distinct future rounds in
+    ``node``'s inbox, stamped from ``start`` on."""
+    me = node.agent.agent_id
+    horizon = node.agent.horizon
+    for i in range(frames):
+        stamp = start + i % (horizon - start + 1)
+        round_ = i // (horizon - start + 1)
+        network.inboxes[me].put((sender, encode_frame(Frame(sender, me, stamp, round_, ()), spec)))
+
+
+def watch_held(node: LiveNode, sender: int) -> list[int]:
+    """How many frames ``sender`` has held at ``node``, recorded at every delivery."""
+    held: list[int] = []
+    original = node._deliver_due
+
+    def watch(up_to: int) -> None:
+        held.append(node._held[sender][0])
+        original(up_to)
+
+    node._deliver_due = watch
+    return held
+
+
+def test_a_flooding_member_gets_a_bounded_share_of_an_async_node() -> None:
+    """Node 2 (which never plays) floods node 0 with 20 000 frames for distinct future rounds:
+    node 0 holds at most its bound of them and counts the rest; nodes 0 and 1, stepped in turn,
+    play exactly as without the flood."""
+    config = Config("full-communication", 3, 6, 300, seed=2, graph="complete")
+    spec = wire_spec(config)
+
+    def two_play(flooded: bool) -> tuple[list[LiveNode], list[int]]:
+        instance, agents, _ = fleet(config, 0)
+        network = MemoryNetwork(3)
+        network.closed.add(2)
+        nodes = [LiveNode(a, network.transport(a.agent_id), spec, hold_frames=500)
+                 for a in agents[:2]]  # fmt: skip
+        if flooded:
+            flood(nodes[0], network, 2, 20_000, spec, start=1)
+        held = watch_held(nodes[0], 2)
+        means = instance.problem.means
+        arms = []
+        for _ in range(config.horizon):
+            for node in nodes:
+                arm = node.select_arm()
+                node.observe(arm, float(means[arm]))
+                arms.append(arm)
+        assert max(held) <= 500
+        return nodes, arms
+
+    (clean, clean_arms), (flooded, flooded_arms) = two_play(False), two_play(True)
+    assert flooded[0].counts.over_window == 20_000 - 500
+    assert flooded[0].counts.refused_messages == 0
+    assert flooded_arms == clean_arms
+    for a, b in zip(clean, flooded, strict=True):
+        assert dataclasses.replace(b.counts, over_window=0) == a.counts
+
+
+def test_a_flooding_member_gets_a_bounded_share_of_a_sync_node() -> None:
+    """The same flood at a sync node (node 2 never plays: marked silent at step 1, its flood
+    taken while node 0 waits for it): bounded, counted, and nodes 0 and 1 play as without it."""
+    config = Config("full-communication", 3, 6, 300, seed=2, graph="complete")
+    spec = wire_spec(config)
+    watched: list[list[int]] = []
+
+    def attack(network: MemoryNetwork, nodes: list[LiveNode]) -> None:
+        nodes[0].hold_frames = 500
+        flood(nodes[0], network, 2, 20_000, spec, start=2)
+        watched.append(watch_held(nodes[0], 2))
+
+    clean, clean_nodes = live_in_threads(config, 0, timeout=1.0, stop_after={2: 0})
+    regrets, nodes = live_in_threads(config, 0, timeout=1.0, stop_after={2: 0}, before=attack)
+    assert max(watched[0]) <= 500
+    assert nodes[0].counts.over_window == 20_000 - 500
+    assert regrets == clean
+    for a, b in zip(clean_nodes[:2], nodes[:2], strict=True):
+        assert b.counts.messages_received == a.counts.messages_received
+        assert b.counts.silent == a.counts.silent == {2: 1}
+
+
+def test_delivery_cost_does_not_grow_with_what_is_held() -> None:
+    """A step's delivery pops only the due frames from a heap: with 4 000 far-future frames held,
+    delivering a step's frames looks at no held frame that is not due (counted, not timed)."""
+    config = Config("full-communication", 2, 6, 10_000, seed=2, graph="complete")
+    _, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(2)
+    node = LiveNode(agents[0], network.transport(0), wire_spec(config), hold_frames=5000)
+    flood(node, network, 1, 4000, wire_spec(config), start=9000)
+    node._take_arrived()
+    assert len(node._pending) == 4000
+    looked: list[int] = []
+    original = node._take
+
+    def count(key):
+        looked.append(key[0])
+        return original(key)
+
+    node._take = count
+    for step in range(1, 101):
+        node._deliver_due(step)
+    assert looked == [] and len(node._pending) == 4000
+
+
+class StoppedOnce(MemoryTransport):
+    """A node's end as a process stopped (SIGSTOP) through its first wait sees it: it looks at
+    its inbox only once the wait's time has passed."""
+
+    stopped = True
+
+    def recv(self, timeout: float | None):
+        if self.stopped and timeout:
+            self.stopped = False
+            time.sleep(timeout + 0.05)
+            return super().recv(0)
+        return super().recv(timeout)
+
+
+def test_a_node_stopped_through_its_wait_takes_what_came_before_marking_anyone_silent() -> None:
+    """Both neighbours answered while node 0 was stopped: on waking past its deadline it takes
+    both frames from its queue and marks nobody silent (it was the one not listening)."""
+    config = Config("full-communication", 3, 6, 50, seed=2, graph="complete")
+    _, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(3)
+    spec = wire_spec(config)
+    node = LiveNode(agents[0], StoppedOnce(network, 0), spec, sync=True, timeout=0.1)
+    for sender in (1, 2):
+        network.inboxes[0].put((sender, encode_frame(Frame(sender, 0, 1, 0, ()), spec)))
+    arm = node.select_arm()
+    node.observe(arm, 0.5)
+    assert node.counts.silent == {} and node.silences() == []
+    assert node.counts.waits == 1 and node._waiting_for == {1, 2}
+
+
+def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
+    from mamab.live.fleet import live_summary
+
+    config = Config("lcc-ucb", 3, 6, 100, seed=0)
+    back = {"node": 2, "from_step": 40, "back_at_step": 60, "seconds": 4.5}
+    records = [
+        {"final_regret": 1.0, "silent": {"2": 40}, "silences": [back]},
+        {"final_regret": 2.0, "silent": {"2": 40},
+         "silences": [{**back, "seconds": 4.0, "back_at_step": 61}, {"node": 0, "from_step": 90,
+                                                 "back_at_step": None, "seconds": 1.0}]},
+        {"final_regret": 3.0, "silent": {}, "silences": []},
+    ]  # fmt: skip
+    for r in records:
+        r.update(dict.fromkeys(["messages_sent", "bits_sent", "messages_received", "bits_received",
+                                "wire_bytes_sent", "wire_bytes_received", "refused", "waits",
+                                "seconds"], 0))  # fmt: skip
+    (run,) = live_summary(config, [records], sync=True)["per_run"]
+    assert run["silences"] == [
+        {"node": 2, "noticed_by": [0, 1], "from_step": 40, "back_at_step": 61, "seconds": 4.5},
+        {"node": 0, "noticed_by": [1], "from_step": 90, "back_at_step": None, "seconds": 1.0},
+    ]
+    assert run["stopped"] == []  # every node finished its run
+
+
+def test_a_silent_neighbour_far_behind_is_waited_for_again_only_once_in_step() -> None:
+    """Node 1 starts when node 0 is at step 20 (as a restarted node would): its frames stamped
+    1..5 are taken late but do not make node 0 wait for it; once its frames reach node 0's last
+    round, node 0 waits for it again."""
+    config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
+    instance, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(2)
+    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
+                      timeout=0.05) for a in agents]  # fmt: skip
+    means = instance.problem.means
+
+    def steps(node: LiveNode, count: int) -> None:
+        for _ in range(count):
+            arm = node.select_arm()
+            node.observe(arm, float(means[arm]))
+
+    steps(nodes[0], 20)
+    assert nodes[0].counts.waits == 1 and nodes[0].counts.silent == {1: 1}
+    steps(nodes[1], 5)
+    steps(nodes[0], 1)  # step 21: frames 1..5 arrive, late; no wait for a node that far behind
+    assert nodes[0].counts.waits == 1 and nodes[0].counts.messages_received == 5
+    assert 1 not in nodes[0]._waiting_for
+    steps(nodes[1], 16)  # steps 6..21: node 1 is in step again
+    steps(nodes[0], 1)  # step 22: waits for node 1 again (its frame of 22 is not there yet)
+    assert nodes[0].counts.waits == 2 and nodes[0].counts.messages_received == 21
+    assert [(s["from_step"], s["back_at_step"]) for s in nodes[0].silences()] == [
+        (1, 22), (22, None)]  # fmt: skip

@@ -68,7 +68,6 @@ def plugins():
     for name in added:
         registry.unregister_algorithm(name)
     registry._announced.clear()
-    registry.plugin_fingerprint.cache_clear()
 
 
 # -- the door --------------------------------------------------------------------------------

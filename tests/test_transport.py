@@ -148,7 +148,7 @@ def test_recv_times_out_and_send_to_a_non_peer_is_an_error(tmp_path, stack):
     node = open_node(stack, roster, tmp_path, 0, [1])
     start = time.monotonic()
     assert node.recv(0.2) is None
-    assert 0.15 < time.monotonic() - start < 1.0
+    assert 0.15 < time.monotonic() - start < WAIT  # waited its timeout, and not forever
     with pytest.raises(ValueError, match="not a peer"):
         node.send(2, b"x")
 
@@ -233,15 +233,15 @@ def test_multipart_frames_from_a_member_are_refused_not_raised(tmp_path, stack, 
 
 def test_frames_to_a_dead_peer_are_dropped_and_counted(tmp_path, stack):
     roster = make_fleet(tmp_path, 2)  # node 1 never starts
-    node = open_node(stack, roster, tmp_path, 0, [1], hwm=10, linger=0.2)
+    node = open_node(stack, roster, tmp_path, 0, [1], hwm=10, linger=0.2, send_timeout=WAIT)
     start = time.monotonic()
     queued = [node.send(1, b"hello?") for _ in range(100)]
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < WAIT  # not one send waited its send_timeout
     assert sum(queued) == node.stats.frames_sent and node.stats.frames_dropped == 100 - sum(queued)
     assert node.stats.frames_dropped >= 80 and node.connected_peers() == frozenset()
     start = time.monotonic()
     node.close()
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < WAIT  # bounded by the linger, not waiting for the peer
 
 
 def test_a_burst_beyond_the_queue_waits_for_a_live_peer_instead_of_dropping(tmp_path, stack):
@@ -257,14 +257,14 @@ def test_a_burst_beyond_the_queue_waits_for_a_live_peer_instead_of_dropping(tmp_
 
 def test_a_peer_that_goes_away_costs_no_waiting(tmp_path, stack):
     roster = make_fleet(tmp_path, 2)
-    sender = open_node(stack, roster, tmp_path, 0, [1], hwm=10, send_timeout=2.0)
+    sender = open_node(stack, roster, tmp_path, 0, [1], hwm=10, send_timeout=WAIT)
     receiver = open_node(stack, roster, tmp_path, 1, [])
     assert sender.wait_connected(WAIT)
     receiver.close()
     assert eventually(lambda: sender.connected_peers() == frozenset())
     start = time.monotonic()
     queued = sum(sender.send(1, b"anyone?") for _ in range(100))
-    assert time.monotonic() - start < 1.0  # no 2 s wait per frame: the peer is known gone
+    assert time.monotonic() - start < WAIT  # not one send_timeout wait: the peer is known gone
     assert sender.stats.frames_dropped == 100 - queued >= 80
 
 
@@ -393,7 +393,8 @@ def keys(n: int) -> list[str]:
         ("{port_zero}", "is not tcp://host:port"),
         ("{short_key}", "not a 40-character Z85"),
         ("{same_key}", "nodes 0 and 1 share a public_key"),
-        ("{same_address}", "nodes 0 and 1 share a address"),
+        ("{same_address}", "nodes 0 and 1 share an address"),
+        ("{same_endpoint}", "nodes 0 and 1 share an address \\(tcp://localhost:5000 and "),
         ("{missing}", "missing public_key"),
         ("{string_id}", "is not an integer"),
     ],
@@ -407,6 +408,9 @@ def test_roster_errors_are_one_line(tmp_path, text, message):
         "short_key": roster_text(dict(id=0, port=5000, key=k0[:39])),
         "same_key": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5001, key=k0)),
         "same_address": roster_text(dict(id=0, port=5000, key=k0), dict(id=1, port=5000, key=k1)),
+        "same_endpoint": roster_text(
+            dict(id=0, port=5000, key=k0), dict(id=1, port=5000, key=k1)
+        ).replace("127.0.0.1", "localhost", 1),
         "missing": "[[node]]\nid = 0\naddress = 'tcp://127.0.0.1:5000'\n",
         "string_id": roster_text(dict(id='"0"', port=5000, key=k0)),
     }
@@ -438,7 +442,8 @@ def test_secret_files_are_0600_whatever_the_umask(tmp_path):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         key = load_secret(path)
         assert key.node_id == i and key.secret_key not in repr(key)
-    assert stat.S_IMODE((tmp_path / "fleet" / "roster.toml").stat().st_mode) == 0o644
+    roster = tmp_path / "fleet" / "roster.toml"  # public: its mode is the umask's (issue 20)
+    assert stat.S_IMODE(roster.stat().st_mode) == 0o666 & ~0o277
     assert not list((tmp_path / "fleet").glob(".*tmp"))
 
 
@@ -544,6 +549,18 @@ def test_keys_command_in_a_subprocess(tmp_path):
     again = subprocess.run(command, capture_output=True, text=True, timeout=WAIT)
     assert again.returncode == 2 and again.stderr.startswith("mamab: error: ")
     assert "Traceback" not in again.stderr and again.stderr.count("\n") == 1
+
+
+def test_keys_cli_refuses_one_port_under_two_host_names(tmp_path, capsys):
+    from mamab.live.roster import write_fleet
+
+    with pytest.raises(ConfigError, match="nodes 0 and 1 share an address"):
+        write_fleet(["tcp://localhost:47100", "tcp://127.0.0.1:47100"], tmp_path / "fleet")
+    assert not (tmp_path / "fleet").exists()
+    write_fleet(["tcp://localhost:47100", "tcp://127.0.0.1:47101"], tmp_path / "ok")  # distinct
+    code, _, err = invoke(["keys", "--agents", "2", "--port-base", "47100", "--host",
+                           "localhost", "--out", str(tmp_path / "cli")], capsys)  # fmt: skip
+    assert code == 0, err
 
 
 def test_keys_cli_out_is_a_file(tmp_path, capsys):

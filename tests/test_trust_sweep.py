@@ -121,6 +121,9 @@ def test_edited_graph_file_and_new_code_give_fresh_results(tmp_path, monkeypatch
     named[0].path(out).unlink()  # an interrupted sweep: two tasks never finished
     on_file[0].path(out).unlink()
     edges.write_text(LINE)  # the same path, another graph
+    with pytest.raises(ConfigError, match=r"graph file .*edges\.txt"):  # not silently replaced
+        run_sweep(load_spec(spec_file), out, jobs=1, progress=False)
+    (out / "metadata.json").unlink()  # the explicit consent to replace the tables
     monkeypatch.setattr(provenance, "code_fingerprint", lambda: "0123456789abcdef")  # new code
     capsys.readouterr()
     again = run_sweep(load_spec(spec_file), out, jobs=1, progress=False)
@@ -150,9 +153,11 @@ def test_same_relative_graph_path_in_another_directory_is_not_reused(tmp_path, m
     monkeypatch.chdir(a)
     assert run_sweep(load_spec(spec_file), out, jobs=1, progress=False).tasks_run == 6
     monkeypatch.chdir(b)
+    (out / "metadata.json").unlink()  # another graph: the tables are replaced only on consent
     again = run_sweep(load_spec(spec_file), out, jobs=1, progress=False)
     assert (again.tasks_run, again.tasks_skipped) == (4, 2)  # only the named-graph tasks reused
     monkeypatch.chdir(a)
+    (out / "metadata.json").unlink()
     assert run_sweep(load_spec(spec_file), out, jobs=1, progress=False).tasks_run == 0
 
 

@@ -37,6 +37,7 @@ _EXPORTS = {
     "ConfigError": "mamab.errors",
     "InvalidMessage": "mamab.errors",
     "InvalidObservation": "mamab.errors",
+    "PluginError": "mamab.errors",
     "Result": "mamab.result",
     "simulate": "mamab.simulate",
     "sweep": "mamab.experiments",
@@ -57,6 +58,7 @@ __all__ = [
     "Message",
     "MessageKind",
     "Parameter",
+    "PluginError",
     "ReferenceEngineWarning",
     "Result",
     "WireFormat",
@@ -91,7 +93,7 @@ if TYPE_CHECKING:
         WireFormat,
     )
     from mamab.config import Config
-    from mamab.errors import ConfigError, InvalidMessage, InvalidObservation
+    from mamab.errors import ConfigError, InvalidMessage, InvalidObservation, PluginError
     from mamab.experiments import sweep
     from mamab.result import Result
     from mamab.simulate import simulate

@@ -17,7 +17,7 @@ import click
 from click.utils import make_default_short_help
 
 from mamab.cli_types import ENGINES, PARAM, LazyChoice, parse_param
-from mamab.errors import ConfigError
+from mamab.errors import ConfigError, PluginError
 from mamab.options import problem_config, problem_options
 
 if TYPE_CHECKING:
@@ -67,10 +67,24 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+#: Set by ``mamab --debug``: an error's traceback is printed before its one line.
+DEBUG = False
+
+
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="mamab")
-def cli() -> None:
+@click.option("--debug", is_flag=True,
+              help="On an error (a plugin's failure, a refused input), print the traceback "
+                   "before the one-line message.")  # fmt: skip
+def cli(debug: bool) -> None:
     """Cooperative multi-agent bandits under limited communication."""
+    global DEBUG
+    DEBUG = debug
+
+
+#: ``--yes``: run work estimated at more than a day (mamab.resources.CONFIRM_SECONDS).
+YES = click.option("--yes", is_flag=True,
+                   help="Run work estimated at more than 24 hours (refused without it).")  # fmt: skip
 
 
 @cli.command()
@@ -109,6 +123,7 @@ def cli() -> None:
 @click.option("--recover-after", type=int, default=0, show_default=True,
               help="Steps a crashed agent stays down before restarting with fresh state (0: never).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
+@YES
 def run(
     algorithm: str,
     agents: int,
@@ -132,6 +147,7 @@ def run(
     crash_rate: float,
     recover_after: int,
     out: Path | None,
+    yes: bool,
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
     config = problem_config(
@@ -140,39 +156,44 @@ def run(
         crash_rate=crash_rate, recover_after=recover_after, grid_points=grid_points,
     )  # fmt: skip
     if out is not None:
+        from mamab.outdir import check_ours
         from mamab.storage import check_out_dir
 
         check_out_dir(out)  # before the work: a bad --out must not cost the whole simulation
-    import numpy as np  # the input is valid: now the heavy modules
-
-    from mamab.stats import median_band
-    from mamab.storage import prepare_out_dir, regret_table, strict_json, write_files
+        check_ours(out, "run")  # nor one holding the user's files, or a sweep's
+    from mamab.outdir import claimed  # the input is valid: now the heavy modules
+    from mamab.stats import percent_text
+    from mamab.storage import regret_table, strict_json, write_files
     from mamab.versions import provenance
 
     jobs = cap_jobs(jobs)
-    if engine == "fast":
-        from mamab.engine.warmup import compile_notice
-
-        compile_notice([algorithm])
-    result = _simulate_with_progress(config, engine, jobs, table=out is not None)
-    per_run = result.final_regret_mean()  # agents that crashed are reported apart, in summary.json
-    bits = float(np.median(result.counts["bits_sent"]))
-    click.echo(
-        f"{'algorithm':<20} {'median final regret/agent':>26} {'95% band':>22} {'median bits/agent':>18}"
-    )
-    if np.isnan(per_run).all():
-        click.echo(f"{algorithm:<20} {'n/a (no honest agent survived)':>26} {'':>22} {bits:>18.0f}")
+    result = _simulate_with_progress(config, engine, jobs, table=out is not None, yes=yes)
+    stats = result.statistics()  # agents that crashed are reported apart, in summary.json
+    bits = stats["bits_sent_per_agent_median"]
+    used, total = stats["final_regret_runs"], stats["runs"]
+    click.echo(f"{'algorithm':<20} {'median final regret/agent':>26} {'band':>20} {'coverage':>13} "
+               f"{'runs':>7} {'median bits/agent':>18}")  # fmt: skip
+    if not used:
+        click.echo(f"{algorithm:<20} {'n/a (no honest agent survived)':>26} {'':>20} {'':>13} "
+                   f"{f'0/{total}':>7} {bits:>18.0f}")  # fmt: skip
     else:
-        med, lo, hi = median_band(per_run)  # runs without survivors are left out
-        click.echo(f"{algorithm:<20} {med:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>22} {bits:>18.0f}")
+        lo, hi = stats["final_regret_band"]
+        coverage = percent_text(stats["final_regret_band_coverage"])
+        click.echo(f"{algorithm:<20} {stats['final_regret_median']:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>20} "
+                   f"{coverage:>13} {f'{used}/{total}':>7} {bits:>18.0f}")  # fmt: skip
+    if used < total:
+        left = stats["runs_left_out"]
+        which = f"run{'s' if len(left) > 1 else ''} {', '.join(map(str, left))}"
+        click.echo(f"mamab: warning: {total - used} of {total} runs ({which}) kept no honest agent "
+                   f"alive to T; the regret median and band use the other {used}", err=True)  # fmt: skip
     if out is not None:
-        directory = prepare_out_dir(out)
         table, meta, summary = regret_table(result), provenance(result), result.summary()
-        write_files({
-            directory / "regret.parquet": lambda tmp: write_table(table, tmp),
-            directory / "metadata.json": lambda tmp: tmp.write_text(strict_json(meta)),
-            directory / "summary.json": lambda tmp: tmp.write_text(strict_json(summary)),
-        })  # fmt: skip
+        with claimed(out, "run") as directory:  # one writer at a time: never a mixed set
+            write_files({
+                directory / "regret.parquet": lambda tmp: write_table(table, tmp),
+                directory / "metadata.json": lambda tmp: tmp.write_text(strict_json(meta)),
+                directory / "summary.json": lambda tmp: tmp.write_text(strict_json(summary)),
+            })  # fmt: skip
         click.echo(f"wrote {directory / 'summary.json'}")
 
 
@@ -187,21 +208,26 @@ def simulate(config: Config, **options) -> Result:
     return run(config, **options)
 
 
-def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool) -> Result:
-    """Estimate first (refuse what cannot fit; announce long work), then simulate with a
-    progress bar on a terminal."""
-    from tqdm import tqdm
-
+def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool,
+                            yes: bool = False) -> Result:  # fmt: skip
+    """Estimate first (refuse what cannot fit, or lasts over a day without ``--yes``; announce
+    long work), then simulate with progress (a bar on a terminal, plain lines elsewhere)."""
     from mamab import resources
+    from mamab.progress import Progress
 
     found = resources.estimate(config, engine, jobs, table=table)
-    resources.check(found)
+    resources.check(found, allow_long=yes, confirm="add --yes to run it anyway")
+    if engine == "fast":  # refused work compiles nothing
+        from mamab.engine.warmup import compile_notice
+
+        compile_notice([config.algorithm])
     long = found.seconds >= (resources.LONG_SECONDS if LONG_SECONDS is None else LONG_SECONDS)
     if long:
         click.echo(f"mamab: estimated {found.describe()}", err=True)
-    with tqdm(total=found.agent_steps, unit="agent-steps", unit_scale=True, leave=False,
-              disable=not (long and sys.stderr.isatty())) as bar:  # fmt: skip
-        return simulate(config, engine=engine, jobs=jobs, progress=bar.update)
+    tty = sys.stderr.isatty()
+    with Progress(found.agent_steps, config.algorithm, "agent-steps",
+                  enabled=long or not tty) as bar:  # fmt: skip
+        return simulate(config, engine=engine, jobs=jobs, progress=bar.update, allow_long=True)
 
 
 def cap_jobs(jobs: int | None) -> int | None:
@@ -251,18 +277,40 @@ def _varying_text(rows: list[dict[str, str]]) -> list[str]:
     return [", ".join(f"{k}={text(r.get(k, ''))}" for k in varying) for r in rows]
 
 
+def _regret_cells(r: dict[str, str]) -> tuple[str, str, str, str]:
+    """(median, band, coverage, runs used/runs) of a summary row, 'n/a' where no run counted."""
+    from mamab.stats import percent_text
+
+    runs = f"{r.get('final_regret_runs', r['runs'])}/{r['runs']}"
+    if not r["final_regret_median"]:  # no run kept an honest agent alive
+        return "n/a", "", "", runs
+    band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
+    return (f"{float(r['final_regret_median']):.1f}", band,
+            percent_text(float(r["final_regret_ci_coverage"])), runs)  # fmt: skip
+
+
 def _print_summary(rows: list[dict[str, str]]) -> None:
-    """One line per configuration; the fields that vary besides N, K, T close the line."""
+    """One line per configuration; the fields that vary besides N, K, T close the line.
+
+    The band's coverage is the one it achieves (87.5% with 4 runs), and runs counts the runs
+    the regret median uses of all; a warning on stderr when some were left out.
+    """
     settings = _varying_text(rows)
     click.echo(f"{'experiment':<16} {'algorithm':<20} {'N':>5} {'K':>5} {'T':>7} "
-               f"{'median regret/agent':>20} {'95% band':>22} {'bits/agent':>12}"
+               f"{'median regret/agent':>20} {'band':>22} {'coverage':>8} {'runs':>7} {'bits/agent':>12}"
                + ("  setting" if any(settings) else ""))  # fmt: skip
+    short = 0
     for r, setting in zip(rows, settings, strict=True):
-        band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
+        median, band, coverage, runs = _regret_cells(r)
+        short += r.get("final_regret_runs", r["runs"]) != r["runs"]
         click.echo(f"{r['experiment']:<16} {r['algorithm']:<20} {r['agents']:>5} {r['arms']:>5} {r['horizon']:>7} "
-                   f"{float(r['final_regret_median']):>20.1f} {band:>22} "
+                   f"{median:>20} {band:>22} {coverage:>8} {runs:>7} "
                    f"{float(r['bits_sent_per_agent_median']):>12.4g}"
                    + (f"  {setting}" if setting else ""))  # fmt: skip
+    if short:
+        click.echo(f"mamab: warning: {short} configuration{'s' if short > 1 else ''} had runs that kept no "
+                   "honest agent alive to T; their regret medians and bands use fewer runs (column runs; "
+                   "summary.csv: final_regret_runs)", err=True)  # fmt: skip
 
 
 def executor_options(command):
@@ -302,15 +350,17 @@ def make_executor(executor: str, jobs: int | None, scheduler: str | None, shared
               help="Results directory [default: ./<sweep name>-results].")  # fmt: skip
 @JOBS
 @executor_options
+@YES
 def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, scheduler: str | None,
-          shared: bool) -> None:  # fmt: skip
+          shared: bool, yes: bool) -> None:  # fmt: skip
     """Run every configuration of a sweep TOML file; rerunning resumes where it stopped."""
     from mamab.experiments import load_spec
     from mamab.experiments.runner import run_sweep
 
     spec = load_spec(config_file)
     runner = make_executor(executor, jobs, scheduler, shared)
-    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), executor=runner)
+    outcome = run_sweep(spec, out or Path(f"{spec.name}-results"), executor=runner,
+                        allow_long=yes, confirm="add --yes to run it anyway")  # fmt: skip
     _print_summary(outcome.summary)
     click.echo(f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
                f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s")  # fmt: skip
@@ -322,9 +372,11 @@ def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, 
 def plot(results_dir: Path, bounds: bool) -> None:
     """Redraw every figure of a finished sweep from its stored tables, without rerunning."""
     from mamab.experiments.aggregate import read_curves
+    from mamab.outdir import claimed
     from mamab.plots import draw_all
 
-    drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds)
+    with claimed(results_dir, create=False):  # no sweep rewrites the tables meanwhile
+        drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds)
     for paths in drawn.values():
         click.echo(" ".join(str(p) for p in paths))
 
@@ -334,8 +386,12 @@ def plot(results_dir: Path, bounds: bool) -> None:
 def frontier(results_dir: Path) -> None:
     """Regret against bits per agent for every configuration of a finished sweep (+ figures)."""
     from mamab.experiments.aggregate import read_curves, varying
+    from mamab.outdir import claimed
     from mamab.plots import draw_all, frontier_points, panel_title, panels, pareto
+    from mamab.stats import percent_text
 
+    # held until the command ends: no sweep rewrites the tables meanwhile
+    click.get_current_context().with_resource(claimed(results_dir, create=False))
     results = read_curves(results_dir)
     grouped = panels(results)  # one panel per setting; a config serving several figures once
     across = varying([m[0] for m in grouped.values()], tuple(k for k, _ in next(iter(grouped), ())))
@@ -345,15 +401,20 @@ def frontier(results_dir: Path) -> None:
         width = max(20, *(len(p[0]) for p in points))
         title = panel_title(members, [k for k in across if k != "horizon"])
         click.echo(f"{title}, T = {members[0].config['horizon']}")
-        click.echo(
-            f"  {'configuration':<{width}} {'bits/agent':>12} {'regret/agent':>13} {'95% band':>22}  frontier"
-        )
-        order = sorted(range(len(points)), key=lambda i: points[i][1])
+        click.echo(f"  {'configuration':<{width}} {'bits/agent':>12} {'regret/agent':>13} {'band':>22} "
+                   f"{'coverage':>8} {'runs':>7}  frontier")  # fmt: skip
+        order = sorted(range(len(points)), key=lambda i: points[i].bits)
         for i in order:
-            label, bits, regret, lo, hi = points[i]
-            band = f"[{lo:.1f}, {hi:.1f}]"
+            p = points[i]
+            runs = f"{p.band.runs}/{members[i].final_regret.shape[0]}"
+            if not p.band.runs:  # no value: not on the frontier, said so
+                click.echo(f"  {p.label:<{width}} {p.bits:>12.4g} {'n/a':>13} {'':>22} {'':>8} {runs:>7}  "
+                           "left out: no run kept an honest agent alive")  # fmt: skip
+                continue
+            band = f"[{p.low:.1f}, {p.high:.1f}]"
             mark = "yes" if i in best else ""
-            click.echo(f"  {label:<{width}} {bits:>12.4g} {regret:>13.1f} {band:>22}  {mark}")
+            click.echo(f"  {p.label:<{width}} {p.bits:>12.4g} {p.regret:>13.1f} {band:>22} "
+                       f"{percent_text(p.band.coverage):>8} {runs:>7}  {mark}")  # fmt: skip
     draw_all(results, results_dir)
 
 
@@ -387,9 +448,10 @@ def frontier(results_dir: Path) -> None:
 @click.option("--dpi", type=int, default=200, show_default=True, help="Resolution of PNG figures.")
 @click.option("--log-x", is_flag=True, help="Time on a log scale in regret figures.")
 @executor_options
+@YES
 def reproduce(preset: str, quick: bool, out: Path, jobs: int | None, bounds: bool, alpha: float | None,
               formats: tuple[str, ...], dpi: int, log_x: bool, executor: str, scheduler: str | None,
-              shared: bool) -> None:  # fmt: skip
+              shared: bool, yes: bool) -> None:  # fmt: skip
     """Rerun the paper's evaluation (or another preset): figures, summary.csv, report.md in OUT."""
     from mamab.experiments import load_preset
     from mamab.experiments.reproduce import reproduce as run_reproduction
@@ -401,7 +463,8 @@ def reproduce(preset: str, quick: bool, out: Path, jobs: int | None, bounds: boo
     if alpha is not None:
         spec = with_alpha(spec, alpha)  # a bad value is refused before any work
     runner = make_executor(executor, jobs, scheduler, shared)
-    report = run_reproduction(spec, out, executor=runner, bounds=bounds, alpha=alpha, style=style)
+    report = run_reproduction(spec, out, executor=runner, bounds=bounds, alpha=alpha, style=style,
+                              allow_long=yes, confirm="add --yes to run it anyway")  # fmt: skip
     _print_summary(report.summary)
     click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")
 
@@ -431,16 +494,15 @@ def warmup() -> None:
     """Compile every fast kernel now (the first run otherwise spends ~20 s doing it)."""
     import time
 
-    from tqdm import tqdm
-
     from mamab.engine.warmup import warmup as compile_all
     from mamab.engine.warmup import warmup_configs
+    from mamab.progress import Progress
 
     start = time.perf_counter()
     total = sum(1 for _ in warmup_configs())
-    with tqdm(total=total, desc="compiling kernels", unit="config", file=sys.stderr) as bar:
+    with Progress(total, "compiling kernels", "configs") as bar:
         compile_all(
-            starting=lambda algorithm: bar.set_postfix_str(algorithm),
+            starting=lambda algorithm: bar.describe(note=algorithm),
             done=lambda algorithm: bar.update(1),
         )
     click.echo(f"kernels ready ({time.perf_counter() - start:.1f} s)")
@@ -480,8 +542,21 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+def _fail(err: BaseException, message: str, code: int) -> None:
+    """One line on stderr (after the traceback under ``--debug``), then exit with ``code``."""
+    if DEBUG:
+        import traceback
+
+        traceback.print_exception(err, file=sys.stderr)
+    click.echo(f"mamab: error: {' '.join(message.split())}", err=True)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: turn usage and configuration errors into one line and exit code 2."""
+    """Entry point: turn usage and configuration errors into one line and exit code 2, a
+    plugin's failure into one line and exit code 1 (tracebacks under ``--debug`` only)."""
+    global DEBUG
+    DEBUG = False
     _one_line_warnings()
     if not (sys.argv[1:] if argv is None else argv):  # bare `mamab`: the help, not an error
         click.echo(cli.get_help(click.Context(cli, info_name="mamab")))
@@ -490,8 +565,9 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="mamab", standalone_mode=False)
     except (click.ClickException, ConfigError) as err:
         message = err.format_message() if isinstance(err, click.ClickException) else str(err)
-        click.echo(f"mamab: error: {' '.join(message.split())}", err=True)
-        sys.exit(2)
+        _fail(err, message, 2)
+    except PluginError as err:  # also from a sweep's worker process: pickled with its message
+        _fail(err, str(err), 1)
     except click.Abort:
         click.echo("mamab: interrupted", err=True)
         sys.exit(130)

@@ -17,6 +17,10 @@ from mamab.timegrid import GRID_STYLES
 from mamab.topology import GRAPH_KINDS, check_edge_prob
 
 ENGINES = ("fast", "reference")
+#: Config's default Gaussian sigma: the only one Bernoulli rewards take (they have no noise scale).
+SIGMA_DEFAULT = 1.0
+#: The one graph drawn with an edge probability; the others take none.
+ERDOS_RENYI = "erdos-renyi"
 #: The ``graph`` of a configuration whose graph was given as a networkx graph (kept as ``edges``).
 EDGES_GRAPH = "networkx"
 #: Largest horizon, agent, arm, run or grid count: step arithmetic (T + 2, crash + recovery) and
@@ -75,9 +79,9 @@ class Config:
     runs: int = 1
     seed: int = 0
     reward: str = "bernoulli"
-    sigma: float = 1.0
+    sigma: float = SIGMA_DEFAULT  # Gaussian noise; Bernoulli rewards take only the default
     graph: str = "complete"
-    edge_prob: float | None = None
+    edge_prob: float | None = None  # Erdős–Rényi graphs only
     means: tuple[float, ...] | None = None
     params: AlgorithmParams = field(default_factory=AlgorithmParams)
     grid_points: int = 200
@@ -116,6 +120,7 @@ class Config:
             )
         if self.edge_prob is not None:
             check_edge_prob(self.edge_prob)
+        self._check_applies()
         _probability("loss", self.loss)
         _probability("delay", self.delay)
         _probability("crash rate", self.crash_rate)
@@ -147,6 +152,25 @@ class Config:
             if self.reward == "bernoulli" and not all(0 <= m <= 1 for m in means):
                 raise ConfigError("Bernoulli arm means must lie in [0, 1]")
             object.__setattr__(self, "means", means)
+
+    def _check_applies(self) -> None:
+        """Refuse a sigma or edge_prob that would change nothing but the configuration's label.
+
+        Bernoulli rewards have no noise scale and only an Erdős–Rényi graph is drawn with an edge
+        probability: a sigma other than the default or any edge_prob there would make a
+        configuration distinct from (and labelled apart from) the same simulation without it.
+        Sweeps drop them where an axis crosses such points (``mamab.experiments.spec``).
+        """
+        if self.reward != "gaussian" and self.sigma != SIGMA_DEFAULT:
+            raise ConfigError(
+                f"sigma applies to gaussian rewards only, not to {self.reward} ones "
+                f"(got sigma = {self.sigma:g}); leave it out or use the gaussian reward"
+            )
+        if self.edge_prob is not None and self.graph != ERDOS_RENYI:
+            raise ConfigError(
+                f"an edge probability applies to the {ERDOS_RENYI} graph only, not to "
+                f"{self.graph!r} (got {self.edge_prob:g}); leave it out"
+            )
 
     def _take_malicious(self) -> None:
         """A count below N, or distinct agent ids (kept sorted); the attack must be known, and the

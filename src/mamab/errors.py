@@ -12,3 +12,10 @@ class InvalidMessage(ValueError):
 class InvalidObservation(ValueError):
     """An agent refused ``observe(arm, reward)``: not the arm it selected, or not a finite reward;
     its state is unchanged."""
+
+
+class PluginError(RuntimeError):
+    """A plugin algorithm's code failed: it raised, exited, returned an arm out of range or
+    messaged a non-neighbour. The message is one line naming the plugin; the CLI turns it into
+    exit code 1 (the plugin's fault, not the user's input) and shows the traceback (kept as
+    ``__cause__``) only under ``mamab --debug``."""

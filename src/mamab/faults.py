@@ -11,8 +11,8 @@ those of a plain run.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from mamab.kernel_cache import njit
 from mamab.seeding import rng
 
 MASK = (1 << 64) - 1

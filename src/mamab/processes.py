@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_SECONDS = 1.0
@@ -35,3 +37,29 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(WATCH_SECONDS)
     os._exit(1)
+
+
+@contextlib.contextmanager
+def exit_on_signals(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
+    """Turn ``signals`` into ``SystemExit(128 + signal)`` in the main thread while inside.
+
+    Python's default for SIGTERM ends the process at once, skipping ``finally`` blocks and
+    context managers: temporary secrets would stay on disk and children would run on. With this,
+    they run. A second signal during the clean-up is ignored. Handlers are restored on exit.
+    """
+
+    def stop(signum: int, frame: object) -> None:
+        for other in signals:
+            signal.signal(other, signal.SIG_IGN)  # let the clean-up finish
+        print(f"mamab: {signal.Signals(signum).name}: stopping", file=sys.stderr, flush=True)
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (and receives signals)
+        return
+    previous = {s: signal.signal(s, stop) for s in signals}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -19,6 +19,7 @@ def simulate(
     trace: bool = False,
     jobs: int | None = None,
     progress: Callable[[int], None] | None = None,
+    allow_long: bool = False,
 ) -> Result:
     """Simulate every run of ``config``.
 
@@ -28,6 +29,7 @@ def simulate(
     a :class:`~mamab.ReferenceEngineWarning` says so. ``result.engine`` names the engine used.
     ``trace`` also keeps each agent's arm at every step. Before any work, memory and time are
     estimated and work that cannot fit this machine is refused (:func:`mamab.resources.check`).
+    Work estimated at more than 24 hours is refused unless ``allow_long=True`` (``--yes``).
     ``progress`` is called with the agent-steps done, block by block (a progress bar's ``update``).
     """
     if engine not in ENGINES:
@@ -35,7 +37,7 @@ def simulate(
     if engine_for(config.algorithm, engine) != engine:
         announce_reference(config.algorithm)
         engine = "reference"
-    resources.check(resources.estimate(config, engine, jobs, trace))
+    resources.check(resources.estimate(config, engine, jobs, trace), allow_long=allow_long)
     grid = time_grid(config.horizon, config.grid_points, config.grid_style)
     instances = [make_instance(config, run, progress) for run in config.run_ids]
     if engine == "reference":

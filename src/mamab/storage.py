@@ -10,13 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from mamab.errors import ConfigError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy and pyarrow load with the first table: the writers stay light
+    import pyarrow as pa
+
     from mamab.result import Result
 
 
@@ -78,28 +76,28 @@ def current_umask() -> int:
     return mask
 
 
+def _staged(path: Path) -> Path:
+    """An empty temporary file beside ``path`` with the mode a plain ``open`` would give
+    (0o666 minus the umask), not mkstemp's 0600: every file mamab writes honours the umask."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+    except OSError:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return Path(tmp)
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
 
-    The file gets the mode a plain ``open`` would give (0o666 minus the umask), not mkstemp's
-    0600. Any OSError (read-only directory, full disk, ...) becomes a one-line ConfigError; the
-    old file, if any, is left untouched and the temporary file removed.
+    The file honours the umask (:func:`_staged`). Any OSError (read-only directory, full
+    disk, ...) becomes a one-line ConfigError; the old file, if any, is left untouched and the
+    temporary file removed.
     """
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as err:
-        raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
-    os.close(fd)
-    try:
-        os.chmod(tmp, 0o666 & ~current_umask())
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_files({path: write}, where=path)
 
 
 def strict_json(data: object) -> str:
@@ -122,35 +120,39 @@ def write_json(path: Path, data: dict) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text))
 
 
-def write_files(writers: dict[Path, Callable[[Path], None]]) -> None:
+def write_files(writers: dict[Path, Callable[[Path], None]], where: Path | None = None) -> None:
     """Write several files all or nothing: each to a temporary file beside it, then all renamed.
 
-    If any write fails (a full disk: ENOSPC) the temporaries are removed and every file that
-    existed before is left as it was; the OSError is raised as a one-line ConfigError.
+    Every file honours the umask (:func:`_staged`). If any write fails (a full disk: ENOSPC)
+    the temporaries are removed and every file that existed before is left as it was; the
+    OSError is raised as a one-line ConfigError naming ``where`` (default: the directory).
     """
-    staged: list[tuple[str, Path]] = []
+    staged: list[tuple[Path, Path]] = []
     try:
         for path, write in writers.items():
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            os.close(fd)
-            staged.append((tmp, path))
-            write(Path(tmp))
+            staged.append((_staged(path), path))
+            write(staged[-1][0])
         for tmp, path in staged:
             os.replace(tmp, path)
     except OSError as err:
         for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
-        where = next(iter(writers)).parent if writers else "?"
-        raise ConfigError(f"cannot write results to {where}: {err.strerror or err}") from None
+            tmp.unlink(missing_ok=True)
+        if where is None:
+            where = next(iter(writers)).parent if writers else Path("?")
+            raise ConfigError(f"cannot write results to {where}: {err.strerror or err}") from None
+        raise ConfigError(f"cannot write {where}: {err.strerror or err}") from None
     except BaseException:
         for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
         raise
 
 
 def regret_table(result: Result) -> pa.Table:
     """Long table: one row per (run, agent, t) with the cumulative regret (``liar``: the agent
     was malicious; means over agents leave liars out)."""
+    import numpy as np
+    import pyarrow as pa
+
     runs, agents, points = result.regret.shape
     return pa.table(
         {
@@ -167,4 +169,6 @@ def regret_table(result: Result) -> pa.Table:
 
 
 def write_parquet(path: Path, table: pa.Table) -> None:
+    import pyarrow.parquet as pq
+
     atomic_write(path, lambda tmp: pq.write_table(table, tmp))

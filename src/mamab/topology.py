@@ -102,9 +102,9 @@ class Topology:
             raise ConfigError(f"the {self.name} graph is disconnected, so it has no diameter")
         if self.known_diameter is not None:  # named graphs: no all-pairs search on large N
             return self.known_diameter
-        from mamab.diameter import bounded_diameter  # numba: loaded when first needed
+        from mamab.diameter import diameter  # numba: loaded when first needed
 
-        return 0 if self.n_agents == 1 else int(bounded_diameter(*self.csr()))
+        return int(diameter(*self.csr()))
 
     def are_neighbours(self, a: int, b: int) -> bool:
         return b in self.neighbours[a]
@@ -221,6 +221,7 @@ def erdos_renyi(
     ``rng.random(n(n-1)/2)`` would, but in blocks: memory is O(block + edges), not O(n^2).
     """
     check_edge_prob(p)
+    check_connectable(n, p)
     for _ in range(tries):
         g = nx.empty_graph(n)
         for rows, cols in _gnp_edges(n, p, rng):
@@ -253,6 +254,31 @@ def _gnp_edges(
 def check_edge_prob(p: float) -> None:
     if not (isinstance(p, int | float) and 0 < p <= 1):
         raise ConfigError(f"edge probability must lie in (0, 1], got {p}")
+
+
+#: A G(n, p) with more isolated agents than this on average (n(1-p)^(n-1)) is never connected in
+#: practice: P(connected) ~ exp(-20) per draw, so 1000 draws would fail.
+HOPELESS_ISOLATED = 20.0
+
+
+def min_edge_prob(n: int) -> float:
+    """The p below which G(n, p) has on average more than ``HOPELESS_ISOLATED`` isolated nodes
+    (about ln(n/20)/n); 0 when n <= 20, where no p is hopeless."""
+    if n <= HOPELESS_ISOLATED:
+        return 0.0
+    return -math.expm1(math.log(HOPELESS_ISOLATED / n) / (n - 1))
+
+
+def check_connectable(n: int, p: float) -> None:
+    """Refuse at once an edge probability at which a connected G(n, p) is hopeless."""
+    low = min_edge_prob(n)
+    if p < low:
+        raise ConfigError(
+            f"edge probability {p:.3g} is hopeless for {n} agents: below p = {low:.3g} "
+            f"(p·N = {low * n:.3g}, about ln(N/{HOPELESS_ISOLATED:g})) a G(N, p) draw has on "
+            f"average more than {HOPELESS_ISOLATED:g} isolated agents and is never connected; "
+            f"raise --edge-prob to at least {low:.3g}"
+        )
 
 
 def from_edge_list(path: str | Path, n: int) -> Topology:

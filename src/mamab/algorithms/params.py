@@ -88,9 +88,16 @@ class AlgorithmParams:
         object.__setattr__(self, "extra", _normalise_extra(self.extra))
 
     def get(self, name: str, default: Any = None) -> Any:
-        """The plugin parameter ``name``, or ``default`` when it is not given."""
+        """The plugin parameter ``name``, or ``default`` when it is not given.
+
+        A given value must be of the default's kind: a number (int or float) for a float
+        default, an integer for an int, true/false for a bool, text for a string; anything
+        else raises :class:`ConfigError` (``--param epsilon=abc``: one line, exit code 2).
+        A default of another type, or none, takes any value.
+        """
         for key, value in self.extra:
             if key == name:
+                _check_kind(name, value, default)
                 return value
         return default
 
@@ -98,6 +105,24 @@ class AlgorithmParams:
     def options(self) -> Mapping[str, ParamValue]:
         """The plugin parameters as a read-only mapping."""
         return MappingProxyType(dict(self.extra))
+
+
+def _check_kind(name: str, value: ParamValue, default: Any) -> None:
+    """Refuse a plugin parameter whose value is not of its default's kind."""
+    if isinstance(default, bool):
+        ok, kind = isinstance(value, bool), "true or false"
+    elif isinstance(default, int):
+        ok, kind = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif isinstance(default, float):
+        ok, kind = isinstance(value, int | float) and not isinstance(value, bool), "a number"
+    elif isinstance(default, str):
+        ok, kind = isinstance(value, str), "text"
+    else:
+        return
+    if not ok:
+        raise ConfigError(
+            f"parameter {name} = {value!r} must be {kind} (its default is {default!r})"
+        )
 
 
 def _normalise_extra(extra: object) -> tuple[tuple[str, ParamValue], ...]:

@@ -28,16 +28,15 @@ import dataclasses
 import functools
 import hashlib
 import importlib
-import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mamab.algorithms.base import Agent
 from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.plugin_digest import definition_digest, file_digest, package_sources
 from mamab.algorithms.spec import (
     KERNEL_API,
     AlgorithmSpec,
@@ -362,41 +361,27 @@ def _check_made(info: AlgorithmInfo, agents: object, n: int) -> None:
 # -- plugin provenance ---------------------------------------------------------------------
 
 
-@functools.cache
 def plugin_fingerprint(name: str) -> dict[str, str] | None:
     """What a plugin's results depend on besides mamab (None for a built-in algorithm).
 
-    The sha256 over the sources of the top-level package (or module) that defines its ``make``,
-    with the distribution's version for an entry point: task files of a sweep are reused only
-    while these are unchanged.
+    A sha256 over everything that defines the algorithm: the sources of the top-level package
+    (or module) defining its ``make`` (with the distribution's version for an entry point), and
+    the definitions reachable from ``make`` and ``forge`` -- the functions and classes they name,
+    the agent classes' methods, constants, defaults and closures -- hashed from their code
+    objects, so a plugin defined in a script, a notebook or ``exec``'d code (no source file)
+    counts too, and so does another package an agent class comes from. Computed afresh on each
+    call (files are hashed once per modification): a redefined ``select_arm`` changes it at
+    once, and task files of a sweep are reused only while it is unchanged.
     """
     info = lookup(name)
     if info.source == "built-in":
         return None
-    digest = hashlib.sha256()
-    sources = _plugin_sources(info.make)
-    for path in sources:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    if not sources:  # defined in __main__, a notebook or exec'd code: its own source at best
-        try:
-            import inspect
-
-            digest.update(inspect.getsource(info.make).encode())
-        except (OSError, TypeError):
-            digest.update(info.source.encode())
+    settings = [(key, getattr(info, key)) for key in METADATA if key != "forge"]
+    definition, packages = definition_digest(info.make, info.forge, settings)
+    digest = hashlib.sha256(definition.encode())
+    for path in sorted({path for top in packages for path in package_sources(top)}):
+        digest.update(path.name.encode() + b"\0" + file_digest(path) + b"\0")
     return {"algorithm": name, "source": info.source, "code": digest.hexdigest()[:16]}
-
-
-def _plugin_sources(make: Make) -> list[Path]:
-    """The .py files of the top-level package (or the module) defining ``make``, sorted."""
-    top = sys.modules.get(getattr(make, "__module__", "").partition(".")[0])
-    if top is None or getattr(top, "__name__", "") == "__main__":
-        return []
-    paths = [Path(p) for p in getattr(top, "__path__", ())]
-    if paths:
-        return sorted({f for p in paths for f in p.rglob("*.py")})
-    file = getattr(top, "__file__", None)
-    return [Path(file)] if file and file.endswith(".py") else []
 
 
 # -- internals -----------------------------------------------------------------------------
@@ -479,7 +464,9 @@ def _add(info: AlgorithmInfo) -> None:
 
 
 def _where(make: object) -> str:
-    return f"{getattr(make, '__module__', '?')}:{getattr(make, '__qualname__', repr(make))}"
+    """module:name of ``make``; a callable object by its class (no address: task files compare it)."""
+    name = getattr(make, "__qualname__", None) or f"{type(make).__qualname__} object"
+    return f"{getattr(make, '__module__', '?')}:{name}"
 
 
 def builtin_families() -> list:
@@ -529,11 +516,13 @@ def _load_entry_point(name: str, found: list[importlib_metadata.EntryPoint]) -> 
     ep = found[0]
     try:
         make = ep.load()
-    except Exception as err:  # a plugin's import may fail in any way: one line, no traceback
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # a plugin's import may fail in any way (even sys.exit): one line
         raise ConfigError(
             f"plugin algorithm {name!r} ({where[0]}) failed to load: "
-            f"{type(err).__name__}: {' '.join(str(err).split())}"
-        ) from None
+            + f"{type(err).__name__}: {' '.join(str(err).split())}".rstrip(": ")
+        ) from err
     if name in _registry:  # loading the plugin registered it in-process too
         return _registry[name]
     version = ep.dist.version if ep.dist is not None else "?"

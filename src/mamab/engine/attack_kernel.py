@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mamab.attacks import ATTACK_SALT, FIXED, TRUTHFUL
 from mamab.faults import uniform_nb
+from mamab.kernel_cache import njit
 
 
 @njit(cache=True)

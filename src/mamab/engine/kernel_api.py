@@ -29,9 +29,9 @@ kernels predate them and still pass the same arrays one by one.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mamab.faults import DELAY, DELIVER, LOSE, fate
+from mamab.kernel_cache import njit
 
 #: Rows of ``counters``: messages sent, bits sent, messages received, bits received, rounds,
 #: messages lost, bits lost.

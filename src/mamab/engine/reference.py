@@ -1,21 +1,49 @@
-"""The reference engine: drives the online agents step by step, as a host system would."""
+"""The reference engine: drives the online agents step by step, as a host system would.
+
+It checks what every agent does: each arm it returns must be an integer in 0..K-1 (numpy's
+too) and each message must travel along an edge. Such a fault of a plugin, or any exception or
+exit from its code, stops the run with a one-line :class:`~mamab.errors.PluginError` naming the
+plugin, the step and, where known, the agent and method (the original exception is its
+``__cause__``, shown by ``mamab --debug``); a built-in's is a bug of mamab and keeps its
+traceback.
+"""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
+from types import TracebackType
 
 import numpy as np
 
+from mamab.algorithms import registry
 from mamab.algorithms.base import Agent, Message
-from mamab.algorithms.registry import make_agents, network
+from mamab.algorithms.registry import AlgorithmInfo, lookup, make_agents, network
 from mamab.attacks import liars_of
 from mamab.config import Config
-from mamab.errors import ConfigError
+from mamab.errors import ConfigError, PluginError
 from mamab.faults import DELAY, LOSE, crash_steps, fault_seed, message_fate, recovery_steps
 from mamab.instance import Instance
 from mamab.problem import noise_chunks
 from mamab.result import COUNTERS, RunResult
 from mamab.topology import Topology
+
+
+class Breach(RuntimeError):
+    """An agent broke the protocol in a way the engine sees (an arm out of range, a message to a
+    non-neighbour); the message says how. From a plugin it becomes a :class:`PluginError`."""
+
+
+def checked_arm(arm: object, n_arms: int, agent_id: int) -> int:
+    """``arm`` as a Python int if it is an integer (not a bool) in 0..K-1, else a Breach.
+
+    The slow path of the engine's per-step check, for anything but an in-range Python int:
+    numpy integers are taken; -1 (which numpy indexing would wrap to arm K-1), K, floats, NaN,
+    None and booleans are refused.
+    """
+    if isinstance(arm, numbers.Integral) and not isinstance(arm, bool) and 0 <= arm < n_arms:
+        return int(arm)
+    raise Breach(f"agent {agent_id} returned arm {arm!r}; arms are 0..{n_arms - 1}")
 
 
 def exchange(
@@ -54,9 +82,7 @@ def exchange(
             return later
         for message in batch:
             if not topology.are_neighbours(message.sender, message.receiver):
-                raise RuntimeError(
-                    f"agent {message.sender} messaged non-neighbour {message.receiver}"
-                )
+                raise Breach(f"agent {message.sender} messaged non-neighbour {message.receiver}")
             counts["messages_sent"][message.sender] += 1
             counts["bits_sent"][message.sender] += message.bits
             fate = message_fate(loss, delay, fault_key, step, round_, message.sender,
@@ -99,10 +125,70 @@ def _count_lost(counts: dict[str, np.ndarray], message: Message) -> None:
 def run_reference(
     config: Config, instance: Instance, grid: np.ndarray, trace: bool = False
 ) -> RunResult:
-    """Simulate one run with the online agents."""
+    """Simulate one run with the online agents.
+
+    A plugin's failure is a one-line :class:`PluginError` (a :class:`ConfigError` it raises
+    stays one, named after the plugin); a built-in's is a bug of mamab and keeps its traceback.
+    """
+    info = lookup(config.algorithm)
+    steps = [0]  # 0 while make() runs; then the step being played, or the exchange after it
+    try:
+        return _run(config, instance, grid, trace, steps)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:
+        if info.source == "built-in" or isinstance(err, PluginError):
+            raise
+        if isinstance(err, ConfigError):
+            if str(err).startswith(info.name):
+                raise
+            raise ConfigError(f"{info.name}: {err}") from err
+        raise plugin_failure(info, steps[0], err) from err
+
+
+def plugin_failure(info: AlgorithmInfo, step: int, err: BaseException) -> PluginError:
+    """One line: which plugin failed, when, in which method of which agent, and how."""
+    when = "in make()" if step == 0 else f"at step {step}"
+    culprit = _culprit(err.__traceback__) if step else None  # in make() it is make
+    if culprit is not None:
+        when += f" in {culprit}"
+    if isinstance(err, Breach):
+        how = str(err)
+    elif isinstance(err, SystemExit):
+        how = f"it called sys.exit({err.code!r})"
+    else:
+        how = f"{type(err).__name__}: {err}".rstrip(": ")
+    return PluginError(
+        " ".join(f"plugin algorithm {info.name!r} ({info.source}) failed {when}: {how}".split())
+    )
+
+
+_ENGINE_FILES = (__file__, registry.__file__)  # frames of mamab's own code that calls a plugin
+
+
+def _culprit(tb: TracebackType | None) -> str | None:
+    """The plugin function the engine called when ``tb`` was raised ('Greedy.observe (agent 2)'):
+    the frame after the last frame of the engine or the registry; None if the engine raised."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    ours = [i for i, f in enumerate(frames) if f.f_code.co_filename in _ENGINE_FILES]
+    if not ours or ours[-1] + 1 >= len(frames):
+        return None
+    frame = frames[ours[-1] + 1]
+    agent = frame.f_locals.get("self")
+    who = f" (agent {agent.agent_id})" if isinstance(agent, Agent) else ""
+    return f"{frame.f_code.co_qualname}{who}"
+
+
+def _run(
+    config: Config, instance: Instance, grid: np.ndarray, trace: bool, steps: list[int]
+) -> RunResult:
+    """:func:`run_reference`'s loop; ``steps[0]`` follows the step, for a failure's message."""
     problem, topology = instance.problem, instance.topology
-    n, horizon = config.agents, config.horizon
-    agents = make_agents(config.algorithm, topology, config.arms, horizon, config.params,
+    n, horizon, k = config.agents, config.horizon, config.arms
+    agents = make_agents(config.algorithm, topology, k, horizon, config.params,
                          instance.algorithm_rng(config.seed))  # fmt: skip
     players = [agent for agent in agents if agent.plays]
     idlers = [agent for agent in agents if not agent.plays]
@@ -124,7 +210,7 @@ def run_reference(
         instance.noise_rng(config.seed), config.reward, n, horizon, progress=instance.progress
     ):
         for row in noise:
-            step = t + 1  # 1-indexed step about to be played
+            step = steps[0] = t + 1  # 1-indexed step about to be played
             alive[:n] = (step < crash) | (step >= back)
             for i in np.flatnonzero(back == step):
                 _restart(config.algorithm, players[i], t)  # back from a crash, fresh state
@@ -132,6 +218,8 @@ def run_reference(
                 if not alive[agent.agent_id]:
                     continue
                 arm = agent.select_arm()
+                if type(arm) is not int or not 0 <= arm < k:  # fast path: an int in range
+                    arm = checked_arm(arm, k, agent.agent_id)
                 agent.observe(arm, problem.reward_of(arm, float(row[agent.agent_id])))
                 regret[agent.agent_id] += gaps[arm]
                 if arms_played is not None:

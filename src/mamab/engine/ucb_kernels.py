@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from mamab.kernel_cache import njit
 
 WIDTH_SLACK = 1.0 + 1e-12  # covers any non-monotone rounding of log near the block's end
 BLOCK_SHIFT = 9

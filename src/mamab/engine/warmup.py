@@ -1,14 +1,14 @@
 """The first run compiles the numba kernels (about 20 s); say so, or compile ahead.
 
-numba caches each compiled kernel on disk (``cache=True``: beside the sources, or in numba's
-user cache when that is read-only). When a kernel's cache index is missing the next run
-compiles it: :func:`compile_notice` then prints one line on stderr, once per process, and
-``mamab warmup`` (:func:`warmup`) compiles every kernel ahead, with progress.
+numba caches each compiled kernel on disk, in the directory of the running code's fingerprint
+(:mod:`mamab.kernel_cache`: a changed source is a new directory, so a fresh compile). When a
+kernel's cache index is missing there the next run compiles it: :func:`compile_notice` then
+prints one line on stderr, once per process, and ``mamab warmup`` (:func:`warmup`) compiles
+every kernel ahead, with progress.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,18 +20,18 @@ NOTICE = "mamab: compiling kernels (first run only; `mamab warmup` compiles them
 _said = False
 
 
-def _entry_kernels(module: str) -> list:
+def _entry_kernels(module) -> list:
     """The module's top-level kernels: the numba dispatchers that release the GIL."""
-    mod = importlib.import_module(module)
     return [
         obj
-        for obj in vars(mod).values()
+        for obj in vars(module).values()
         if hasattr(obj, "_cache") and getattr(obj, "targetoptions", {}).get("nogil")
     ]
 
 
 def _cached(kernel) -> bool:
-    """Whether numba's on-disk cache holds an index for ``kernel``."""
+    """Whether numba's on-disk cache holds an index for ``kernel`` (its locator points into this
+    code's fingerprint directory: the kernel modules decorate through ``kernel_cache.njit``)."""
     try:
         index = kernel._cache._cache_file._index_path
     except AttributeError:  # another numba's internals: assume warm rather than cry wolf
@@ -44,18 +44,21 @@ def cold(algorithms: list[str]) -> bool:
     return any(not _cached(k) for m in kernel_modules(algorithms) for k in _entry_kernels(m))
 
 
-def kernel_modules(algorithms: list[str]) -> list[str]:
-    """The kernel modules the fast engines of ``algorithms`` run (their specs say), sorted."""
+def kernel_modules(algorithms: list[str]) -> list:
+    """The kernel modules the fast engines of ``algorithms`` run (their specs say), imported as
+    :func:`mamab.engine.fast.import_kernels` imports them (a plugin's under its cache key)."""
     from mamab.algorithms.registry import lookup
+    from mamab.engine.fast import import_kernels
 
-    modules = set()
+    modules: dict[str, object] = {}
     for name in algorithms:
         try:
-            fast = lookup(name).fast
+            spec = lookup(name)
         except ConfigError:  # a name that fails to load is reported by the run
             continue
-        modules.update(fast.kernels if fast is not None else ())
-    return sorted(modules)
+        for module in import_kernels(spec):
+            modules[module.__name__] = module
+    return [modules[name] for name in sorted(modules)]
 
 
 def compile_notice(algorithms: list[str], stream: TextIO | None = None) -> bool:

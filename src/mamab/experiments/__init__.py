@@ -27,6 +27,7 @@ def sweep(
     jobs: int | None = None,
     progress: bool | None = None,
     executor: Executor | None = None,
+    allow_long: bool = False,
 ) -> SweepOutcome:
     """Run a sweep from Python, exactly as ``mamab sweep`` does, and return its outcome.
 
@@ -34,8 +35,9 @@ def sweep(
     as a dict (which may hold networkx graphs under ``graph``) or a :class:`SweepSpec`.
     Results go to ``out`` (default ``<name>-results``): task files, ``curves.parquet``,
     ``finals.parquet``, ``summary.csv``, ``metadata.json``; rerunning resumes. ``jobs`` worker
-    processes (default: all cores); ``progress`` shows a bar (default: when stderr is a
-    terminal). The outcome holds ``summary`` (the rows of summary.csv), ``results`` (per
+    processes (default: all cores); ``progress`` shows a bar on a terminal and a plain line
+    every 30 s elsewhere (default; False: nothing). A sweep estimated at more than 24 hours is
+    refused unless ``allow_long=True`` (``mamab sweep --yes``). The outcome holds ``summary`` (the rows of summary.csv), ``results`` (per
     configuration arrays) and ``directory``; ``outcome.curves()`` / ``outcome.finals()`` read
     the long tables as pandas DataFrames.
     """
@@ -52,4 +54,4 @@ def sweep(
     elif not isinstance(spec, SweepSpec):
         raise TypeError(f"spec must be a SweepSpec, a dict or a path, not {type(spec).__name__}")
     return run_sweep(spec, out or Path(f"{spec.name}-results"), executor=executor, jobs=jobs,
-                     progress=progress)  # fmt: skip
+                     progress=progress, allow_long=allow_long)  # fmt: skip

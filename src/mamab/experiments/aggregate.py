@@ -44,15 +44,21 @@ from mamab.experiments.tasks import (
     split,
 )
 from mamab.result import COUNTERS
-from mamab.stats import masked_mean, median_band
+from mamab.stats import MedianBand, masked_mean, median_summary, per_agent_median
 from mamab.storage import atomic_write, write_parquet
 
 ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.string(),
                tuple: pa.string()}  # fmt: skip
+#: Version of what the tables hold, recorded in metadata.json as ``table_schema`` (absent: 1).
+#: 2: summary.csv gains ``final_regret_runs`` and ``final_regret_ci_coverage`` (the band is
+#: labelled with the coverage it achieves, not 95%); bits and messages per agent are the median
+#: over runs of the per-run mean over agents; a statistic without a value is empty in the CSV and
+#: null (not NaN) in Parquet.
+TABLE_SCHEMA = 2
 STATS_COLUMNS = (
-    "final_regret_median", "final_regret_ci_low", "final_regret_ci_high",
-    "bits_sent_per_agent_median", "messages_sent_per_agent_median", "diameter_median", "max_degree_median",
-    "crashed_agents_median",
+    "final_regret_median", "final_regret_ci_low", "final_regret_ci_high", "final_regret_runs",
+    "final_regret_ci_coverage", "bits_sent_per_agent_median", "messages_sent_per_agent_median",
+    "diameter_median", "max_degree_median", "crashed_agents_median",
 )  # fmt: skip
 SUMMARY_COLUMNS = ("experiment", "figure", *CONFIG_COLUMNS, "config_id", *STATS_COLUMNS)
 
@@ -84,6 +90,15 @@ class ConfigResult:
         if self.malicious is not None:
             counted &= ~self.malicious.astype(bool)
         return masked_mean(self.final_regret, counted)
+
+    def final_band(self) -> MedianBand:
+        """Median over runs of :meth:`final_mean`, its band, its coverage and the runs used
+        (runs without an honest surviving agent are left out)."""
+        return median_summary(self.final_mean())
+
+    def per_agent(self, counter: str) -> float:
+        """Median over runs of a counter's per-run mean over all N agents (``bits_sent``, ...)."""
+        return per_agent_median(self.counters[COUNTERS.index(counter)])
 
     @property
     def flat(self) -> dict:
@@ -252,7 +267,9 @@ def curves_table(results: list[ConfigResult]) -> pa.Table:
         [np.repeat(np.arange(r.regret.shape[0]), r.regret.shape[1]) for r in results]
     )
     columns["t"] = np.concatenate([np.tile(r.grid, r.regret.shape[0]) for r in results])
-    columns["regret"] = np.concatenate([r.regret.reshape(-1) for r in results])
+    # a run without an honest surviving agent has no mean regret: null, not NaN
+    columns["regret"] = pa.array(np.concatenate([r.regret.reshape(-1) for r in results]),
+                                 from_pandas=True)  # fmt: skip
     columns["bits"] = np.concatenate([r.bits.reshape(-1) for r in results])
     return pa.table(columns)
 
@@ -286,7 +303,9 @@ def _liars(r: ConfigResult) -> np.ndarray:
 
 
 def _number(x: float) -> str:
-    return format(float(x), ".10g")
+    """%.10g; empty for a statistic without a value (NaN), never the text 'nan'."""
+    x = float(x)
+    return format(x, ".10g") if np.isfinite(x) else ""
 
 
 def _text(value: object, kind: type) -> str:
@@ -300,9 +319,7 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
     rows = []
     for r in results:
         c = r.config
-        med, lo, hi = median_band(r.final_mean())
-        sent = r.counters[COUNTERS.index("bits_sent")].mean(axis=1)
-        messages = r.counters[COUNTERS.index("messages_sent")].mean(axis=1)
+        band = r.final_band()
         flat = r.flat
         plugin = {
             f"extra.{k}": "" if v is None else str(v) for k, v in plugin_parameters(r).items()
@@ -310,10 +327,12 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
         rows.append({
             "experiment": r.experiment, "figure": r.figure,
             **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS}, **plugin, "config_id": r.config_id,
-            "final_regret_median": _number(med),
-            "final_regret_ci_low": _number(lo), "final_regret_ci_high": _number(hi),
-            "bits_sent_per_agent_median": _number(np.median(sent)),
-            "messages_sent_per_agent_median": _number(np.median(messages)),
+            "final_regret_median": _number(band.median),
+            "final_regret_ci_low": _number(band.low), "final_regret_ci_high": _number(band.high),
+            "final_regret_runs": str(band.runs),
+            "final_regret_ci_coverage": _number(band.coverage) if band.runs else "",
+            "bits_sent_per_agent_median": _number(r.per_agent("bits_sent")),
+            "messages_sent_per_agent_median": _number(r.per_agent("messages_sent")),
             "diameter_median": _number(np.median(r.diameter)), "max_degree_median": _number(np.median(r.max_degree)),
             "crashed_agents_median": _number(np.median((r.crash <= c["horizon"]).sum(axis=1))),
         })  # fmt: skip
@@ -338,10 +357,15 @@ def write_summary_csv(path: Path, rows: list[dict[str, str]]) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text))
 
 
+def _versioned(table: pa.Table) -> pa.Table:
+    """The table with its schema version in the Parquet file's metadata (``mamab.table_schema``)."""
+    return table.replace_schema_metadata({"mamab.table_schema": str(TABLE_SCHEMA)})
+
+
 def write_tables(results: list[ConfigResult], out: Path) -> list[dict[str, str]]:
     """curves.parquet, finals.parquet and summary.csv; returns the summary rows."""
-    write_parquet(out / "curves.parquet", curves_table(results))
-    write_parquet(out / "finals.parquet", finals_table(results))
+    write_parquet(out / "curves.parquet", _versioned(curves_table(results)))
+    write_parquet(out / "finals.parquet", _versioned(finals_table(results)))
     rows = summary_rows(results)
     write_summary_csv(out / "summary.csv", rows)
     return rows
@@ -366,8 +390,35 @@ def _read_table(path: Path, needs: tuple[str, ...]) -> dict[str, list]:
     return table.to_pydict()
 
 
+def stored_schema(out: Path) -> int:
+    """The table schema a sweep directory's metadata.json records (1 when it records none: tables
+    written before schema versions, which hold the same per-run columns)."""
+    try:
+        meta = json.loads((out / "metadata.json").read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 1
+    version = meta.get("table_schema", 1) if isinstance(meta, dict) else 1
+    return version if isinstance(version, int) and not isinstance(version, bool) else -1
+
+
+def check_schema(out: Path) -> None:
+    """Refuse, in one line, tables of a schema this mamab does not know (a newer mamab's).
+
+    Schema 1 is read: ``mamab plot`` and ``mamab frontier`` recompute every statistic from the
+    per-run columns of curves.parquet and finals.parquet, which schema 2 left as they were
+    (only NaN regret became null); a rerun of the sweep rewrites the tables in schema 2.
+    """
+    version = stored_schema(out)
+    if not 1 <= version <= TABLE_SCHEMA:
+        raise ConfigError(
+            f"{out} holds sweep tables of schema {version!r}; this mamab reads schemas 1 to "
+            f"{TABLE_SCHEMA}: use the mamab that wrote them, or rerun the sweep into it"
+        )
+
+
 def read_curves(out: Path) -> list[ConfigResult]:
     """Rebuild per-configuration curves from stored tables (for ``mamab plot``)."""
+    check_schema(out)
     curves = _read_table(out / "curves.parquet", CURVES_NEEDS)
     finals = _read_table(out / "finals.parquet", FINALS_NEEDS)
     try:

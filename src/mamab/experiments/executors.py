@@ -46,7 +46,11 @@ class LocalExecutor:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent,
                                  initargs=(os.getpid(),)) as pool:  # fmt: skip
             pending = {pool.submit(run_task, task, out): task for task in tasks}
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield pending.pop(future), future.result()
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        yield pending.pop(future), future.result()
+            except BaseException:  # a task failed (or we were stopped): run no queued task
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise

@@ -11,6 +11,7 @@ from mamab.experiments.executors import Executor
 from mamab.experiments.report import PAPER_UCB, render
 from mamab.experiments.runner import SweepOutcome, run_sweep
 from mamab.experiments.spec import SweepSpec
+from mamab.outdir import claimed
 from mamab.plots import Style, draw_all
 from mamab.storage import atomic_write
 
@@ -54,28 +55,35 @@ def reproduce(
     executor: Executor | None = None,
     alpha: float | None = None,
     style: Style | None = None,
+    allow_long: bool = False,
+    confirm: str = "pass allow_long=True to run it anyway",
 ) -> SweepOutcome:
     """Run ``spec`` (locally on ``jobs`` processes, or on ``executor``), draw, write report.md.
 
     ``alpha``: the exploration constant of the paper's UCB algorithms where the preset leaves it
-    to the default (the paper states 2; its figures fit 1).
+    to the default (the paper states 2; its figures fit 1). ``allow_long``: run a preset
+    estimated at more than 24 hours (:func:`~mamab.experiments.runner.run_sweep`). ``out`` is
+    locked throughout
+    (:mod:`mamab.outdir`); ``out/figures`` ends holding exactly this run's figures.
     """
     if alpha is not None:
         spec = with_alpha(spec, alpha)
-    outcome = run_sweep(spec, out, executor=executor, jobs=jobs)
-    figures = draw_all(outcome.results, out, bounds=bounds, style=style)
-    if spec.name.startswith("malicious"):
-        title, notes = (
-            "mamab: honest regret among malicious agents",
-            _malicious_notes(spec, outcome, alpha),
-        )
-    else:
-        title, notes = (
-            "mamab: reproduction of the paper's evaluation",
-            _paper_notes(spec, outcome, alpha),
-        )
-    text = render(outcome.results, figures, out, title, notes)
-    atomic_write(out / "report.md", lambda tmp: tmp.write_text(text))
+    with claimed(out, "sweep"):  # tables, figures and report.md of one run, never mixed
+        outcome = run_sweep(spec, out, executor=executor, jobs=jobs, allow_long=allow_long,
+                            confirm=confirm)  # fmt: skip
+        figures = draw_all(outcome.results, out, bounds=bounds, style=style or Style())
+        if spec.name.startswith("malicious"):
+            title, notes = (
+                "mamab: honest regret among malicious agents",
+                _malicious_notes(spec, outcome, alpha),
+            )
+        else:
+            title, notes = (
+                "mamab: reproduction of the paper's evaluation",
+                _paper_notes(spec, outcome, alpha),
+            )
+        text = render(outcome.results, figures, out, title, notes)
+        atomic_write(out / "report.md", lambda tmp: tmp.write_text(text))
     return outcome
 
 

@@ -16,11 +16,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from mamab.algorithms.registry import announce_reference, engine_for
+from mamab.config import Config
 from mamab.errors import ConfigError
-from mamab.experiments.aggregate import ConfigResult, collect, config_tasks, write_tables
+from mamab.experiments.aggregate import (
+    TABLE_SCHEMA,
+    ConfigResult,
+    collect,
+    config_tasks,
+    write_tables,
+)
+from mamab.experiments.budget import check_grid
 from mamab.experiments.executors import Executor, LocalExecutor
 from mamab.experiments.provenance import current_provenance
 from mamab.experiments.spec import SweepSpec, check_graphs
@@ -29,9 +35,13 @@ from mamab.experiments.tasks import (
     OK,
     OTHER_CODE,
     Task,
+    config_id,
     inspect_task,
     without_new_defaults,
 )
+from mamab.outdir import claimed
+from mamab.progress import Progress
+from mamab.resources import cores
 from mamab.storage import prepare_out_dir, write_json
 from mamab.versions import package_versions
 
@@ -75,28 +85,91 @@ def check_writable(directory: Path) -> None:
         raise ConfigError(f"cannot write in {directory}: {err.strerror or err}") from None
 
 
-def check_same_sweep(directory: Path, spec: SweepSpec) -> None:
+def check_same_sweep(
+    directory: Path, spec: SweepSpec, graph_files: dict[str, str] | None = None
+) -> None:
     """Refuse to replace the tables of another sweep (another specification) in ``directory``.
 
     The sweep a directory holds is named by its metadata.json; deleting that file is the
     explicit way to let another specification rebuild the tables (its task files are reused
-    where they match).
+    where they match). An edge-list graph file counts by its contents (``graph_files``: path ->
+    sha256, as metadata.json records them), so an edited graph file is another specification;
+    a means file is read into the specification's vectors already.
     """
     path = directory / "metadata.json"
     if not path.exists():
         return
     try:
-        stored = json.loads(path.read_text()).get("spec")
+        metadata = json.loads(path.read_text())
+        stored = metadata.get("spec")
+        stored_files = metadata.get("graph_files")
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-        stored = None
-    if _lean(stored) == _lean(json.loads(json.dumps(spec.to_dict()))):
+        stored = stored_files = None
+    current = json.loads(json.dumps(spec.to_dict()))
+    if not isinstance(stored_files, dict):  # written before graph files were recorded: paths
+        stored_files = graph_files = None
+    if _keyed(_lean(stored), stored_files) == _keyed(_lean(current), graph_files):
         return
+    if _lean(stored) == _lean(current):  # the same paths, other contents
+        edited = sorted(p for p, d in (graph_files or {}).items() if stored_files.get(p) != d)
+        raise ConfigError(
+            f"{directory} holds the tables of sweep {spec.name!r} computed on another version of "
+            f"graph file {', '.join(edited) or '?'} (its contents changed); use another output "
+            f"directory, or delete {path} to replace them"
+        )
     name = stored.get("name") if isinstance(stored, dict) else None
     held = f"sweep {name!r}" if name is not None else "unreadable metadata"
     raise ConfigError(
         f"{directory} holds the tables of {held}, not of this specification of {spec.name!r}; "
         f"use another output directory, or delete {path} to replace them"
     )
+
+
+def _keyed(spec: object, graph_files: dict[str, str] | None) -> object:
+    """A specification dict with each edge-list graph path replaced by its file's sha256."""
+    if (
+        not graph_files
+        or not isinstance(spec, dict)
+        or not isinstance(spec.get("experiments"), list)
+    ):
+        return spec
+
+    def key(config: object) -> object:
+        if isinstance(config, dict) and config.get("graph") in graph_files:
+            return {**config, "graph": f"sha256:{graph_files[config['graph']]}"}
+        return config
+
+    return {**spec, "experiments": [
+        {**e, "configs": [key(c) for c in e.get("configs", [])]} if isinstance(e, dict) else e
+        for e in spec["experiments"]
+    ]}  # fmt: skip
+
+
+def graph_file_digests(groups: list) -> dict[str, str]:
+    """Path -> sha256 of every edge-list graph file of a sweep (from ``config_tasks``)."""
+    return {c.graph: d for _, c, d, _ in groups if d is not None and c.edges is None}
+
+
+def check_distinct(spec: SweepSpec, groups: list) -> None:
+    """Refuse an experiment that holds one configuration twice (its rows would be duplicated
+    and its figures could not be drawn): two graph paths naming the same file contents, or a
+    specification built in Python with a configuration repeated. Repeated values of a TOML
+    axis are refused earlier, naming the key."""
+    seen: dict[tuple[str, str], Config] = {}
+    for name, config, digest, _ in groups:
+        key = (name, config_id(config, digest))
+        if key in seen:
+            where = next((e.where for e in spec.experiments if e.name == name), "") or name
+            first, again = seen[key], config
+            detail = (
+                f" (graph files {first.graph} and {again.graph} have the same contents)"
+                if first.graph != again.graph else f" ({again.algorithm}, N={again.agents}, "
+                f"K={again.arms}, T={again.horizon})"
+            )  # fmt: skip
+            raise ConfigError(
+                f"{where}: the same configuration appears twice{detail}; list each once"
+            )
+        seen[key] = config
 
 
 def _lean(spec: object) -> object:
@@ -112,10 +185,12 @@ def _lean(spec: object) -> object:
     return {**spec, "experiments": experiments}
 
 
-def prepare_sweep_dir(out: str | Path, spec: SweepSpec) -> Path:
+def prepare_sweep_dir(
+    out: str | Path, spec: SweepSpec, graph_files: dict[str, str] | None = None
+) -> Path:
     """The output directory, checked before any work: a directory, writable, ours or empty."""
     directory = prepare_out_dir(out)
-    check_same_sweep(directory, spec)
+    check_same_sweep(directory, spec, graph_files)
     tasks = directory / "tasks"
     if tasks.exists() and not tasks.is_dir():
         raise ConfigError(f"{tasks} is not a directory; move it away")
@@ -128,10 +203,12 @@ def prepare_sweep_dir(out: str | Path, spec: SweepSpec) -> Path:
     return directory
 
 
-def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool) -> tqdm:
+def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool | None) -> Progress:
+    """Agent-steps of the tasks to run: a bar on a terminal, plain lines elsewhere
+    (``show=True``: a bar even off a terminal; False: nothing)."""
     steps = sum(task.agent_steps for task in todo)
-    return tqdm(total=steps, unit="agent-step", unit_scale=True, disable=not show, file=sys.stderr,
-                desc=f"{spec.name}: {total - len(todo)}/{total} tasks")  # fmt: skip
+    return Progress(steps, f"{spec.name}: {total - len(todo)}/{total} tasks", "agent-steps",
+                    enabled=show is not False, tty=True if show else None)  # fmt: skip
 
 
 def run_sweep(
@@ -140,15 +217,37 @@ def run_sweep(
     executor: Executor | None = None,
     jobs: int | None = None,
     progress: bool | None = None,
+    allow_long: bool = False,
+    confirm: str = "pass allow_long=True to run it anyway",
 ) -> SweepOutcome:
     """Compute every missing task of ``spec`` into ``out`` and write the sweep's tables.
 
     Finished tasks (valid files from this code) are kept, so an interrupted sweep resumes where
-    it stopped. ``progress=None`` shows a bar only when stderr is a terminal.
+    it stopped. ``progress=None`` shows a bar when stderr is a terminal and a plain line every
+    30 s otherwise (False: nothing). Before any task runs, every task's memory and the grid's
+    time are estimated: a grid over 24 hours needs ``allow_long=True`` (``confirm``: how). The
+    directory is locked from its checks to its tables (:mod:`mamab.outdir`): a second writer is
+    refused.
     """
     check_graphs(spec)  # the whole grid, before anything is written
     groups = config_tasks(spec)  # hashes each edge-list file once
-    directory = prepare_sweep_dir(out, spec)
+    check_distinct(spec, groups)
+    with claimed(out, "sweep"):
+        return _run_sweep(spec, out, groups, executor, jobs, progress, allow_long, confirm)
+
+
+def _run_sweep(
+    spec: SweepSpec,
+    out: str | Path,
+    groups: list,
+    executor: Executor | None,
+    jobs: int | None,
+    progress: bool | None,
+    allow_long: bool,
+    confirm: str,
+) -> SweepOutcome:
+    """run_sweep's work, in the locked directory."""
+    directory = prepare_sweep_dir(out, spec, graph_file_digests(groups))
     # a configuration serving several experiments has one set of task files: run it once
     tasks = list({task.name: task for *_, block in groups for task in block}.values())
     status = [inspect_task(task, directory)[0] for task in tasks]
@@ -160,19 +259,19 @@ def run_sweep(
         if engine_for(algorithm) == "reference":
             announce_reference(algorithm)  # once, here: the workers run it without a word
     executor = executor or LocalExecutor(jobs)
+    check_grid(todo, getattr(executor, "jobs", None) or cores(), allow_long, confirm)
     if todo and isinstance(executor, LocalExecutor):  # workers here share this disk's kernel cache
         from mamab.engine.warmup import compile_notice
 
         compile_notice(sorted({task.config.algorithm for task in todo}))
-    show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     steps = 0
-    with _progress(spec, todo, len(tasks), show) as bar:
+    with _progress(spec, todo, len(tasks), progress) as bar:
         done = len(tasks) - len(todo)
         for _task, task_steps in executor.run(todo, directory):
             done += 1
             steps += task_steps
-            bar.set_description(f"{spec.name}: {done}/{len(tasks)} tasks", refresh=False)
+            bar.describe(f"{spec.name}: {done}/{len(tasks)} tasks")
             bar.update(task_steps)
     seconds = time.perf_counter() - start
     results = collect(spec, directory, groups)  # every task from this code, or one line
@@ -182,8 +281,9 @@ def run_sweep(
                  "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5, malicious=6",
         "versions": package_versions(),
         "provenance": {**current_provenance(), "format": FORMAT},
+        "table_schema": TABLE_SCHEMA,  # what summary.csv and the Parquet tables hold
         "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
-        "graph_files": {c.graph: d for _, c, d, _ in groups if d is not None and c.edges is None},
+        "graph_files": graph_file_digests(groups),
     })  # fmt: skip
     summary = write_tables(results, directory)
     return SweepOutcome(

@@ -44,8 +44,9 @@ from typing import Any
 from mamab import topology as topo
 from mamab.algorithms.params import AlgorithmParams
 from mamab.algorithms.registry import needs_connected
-from mamab.config import Config
+from mamab.config import ERDOS_RENYI, SIGMA_DEFAULT, Config
 from mamab.errors import ConfigError
+from mamab.problem import check_reward
 from mamab.seeding import rng
 from mamab.tomlfile import read_toml
 
@@ -400,12 +401,72 @@ def _read_axes(block: dict, where: str) -> dict[str, list]:
     order = [*LEGACY_ORDER, *CONFIG_AXES, *(f"params.{k}" for k in PARAM_AXES)]
     ordered = {k: axes[k] for k in dict.fromkeys(order) if k in axes}
     ordered.update({f"params.{EXTRA}.{k}": extra[k] for k in sorted(extra)})
+    for key, values in ordered.items():
+        _check_distinct(where, key, values, "means_file" in block)
     return ordered
 
 
-def _make_config(values: dict[str, Any], base: dict[str, Any]) -> Config:
-    """One configuration from one point of the grid (``params.x`` keys are parameters)."""
+def _check_distinct(where: str, key: str, values: list, from_file: bool) -> None:
+    """Refuse a value listed twice on an axis: every configuration (and row, and line of a
+    figure) would repeat, and a repeat is a typo, not a plan, so it is not silently dropped."""
+    seen: set = set()
+    for value in values:
+        marker = value  # 1 and 1.0 (on an uncoerced axis) are one value
+        try:
+            hash(value)
+        except TypeError:  # unhashable: one object listed twice
+            marker = ("id", id(value))
+        if marker in seen:
+            name = {"algorithm": "algorithms", "means": "means_file" if from_file else "means"}.get(
+                key, key.replace(f"params.{EXTRA}.", "params.")
+            )
+            shown = repr(list(value) if isinstance(value, tuple) else value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise ConfigError(f"{where}.{name}: {shown} is listed twice; list each value once")
+        seen.add(marker)
+
+
+#: Config fields that apply to some points only: the field -> (the field it depends on, the value
+#: it needs there, that field's default). Elsewhere a sweep drops them (see :func:`_drop_unused`).
+APPLIES_WHERE = {"sigma": ("reward", "gaussian", "bernoulli"),
+                 "edge_prob": ("graph", ERDOS_RENYI, "complete")}  # fmt: skip
+
+
+def _drop_unused(fields: dict[str, Any]) -> bool:
+    """Drop, after checking its value, a sigma of a Bernoulli point or an edge_prob of a point
+    on another graph than Erdős–Rényi: the point is then the same configuration as without it
+    (same id, same label) and the experiment keeps it once. True if something was dropped."""
+    dropped = False
+    for name, (field_, needed, default) in APPLIES_WHERE.items():
+        if name in fields and fields.get(field_, default) != needed:
+            value = fields.pop(name)
+            if name == "sigma":
+                check_reward("gaussian", value)
+            else:
+                topo.check_edge_prob(value)
+            dropped = True
+    return dropped
+
+
+def _check_used(block: dict, where: str, configs: list[Config]) -> None:
+    """Refuse a sigma or edge_prob that applies to no configuration of the experiment."""
+    for name, (field_, needed, _) in APPLIES_WHERE.items():
+        if name not in block or any(getattr(c, field_) == needed for c in configs):
+            continue
+        given = block[name] if isinstance(block[name], list) else [block[name]]
+        if name == "sigma" and all(v == SIGMA_DEFAULT for v in given):
+            continue  # the default: what every configuration holds anyway
+        raise ConfigError(
+            f"{where}.{name}: applies only where {field_} = {needed!r}, and no configuration of "
+            f"this experiment has it; leave {name} out"
+        )
+
+
+def _make_config(values: dict[str, Any], base: dict[str, Any]) -> tuple[Config, bool]:
+    """One configuration from one point of the grid (``params.x`` keys are parameters), and
+    whether a field that does not apply to it was dropped."""
     fields = {k: v for k, v in values.items() if not k.startswith("params.")}
+    dropped = _drop_unused(fields)
     params = {k[7:]: v for k, v in values.items() if k.startswith("params.") and k.count(".") == 1}
     extra = tuple(
         (k[len(f"params.{EXTRA}.") :], v)
@@ -416,7 +477,8 @@ def _make_config(values: dict[str, Any], base: dict[str, Any]) -> Config:
         params[EXTRA] = extra
     if fields.get("arms") is None and fields.get("means") is not None:
         fields["arms"] = len(fields["means"])  # arms follow the means when not given
-    return Config(**{**base, **fields}, params=AlgorithmParams(**params))  # the experiment's win
+    config = Config(**{**base, **fields}, params=AlgorithmParams(**params))  # the experiment's win
+    return config, dropped
 
 
 def _parse_experiment(
@@ -435,12 +497,17 @@ def _parse_experiment(
     figure = check_label(f"{where}.figure", _label(where, block, "figure", name))
     axes = _read_axes(block, where)
     base = {"runs": runs, "seed": seed, "grid_points": grid_points}
-    configs = []
+    configs: list[Config] = []
+    seen: set[Config] = set()
     for combo in itertools.product(*axes.values()):
         try:
-            configs.append(_make_config(dict(zip(axes, combo, strict=True)), base))
+            config, dropped = _make_config(dict(zip(axes, combo, strict=True)), base)
         except ConfigError as err:
             raise ConfigError(f"{where}: {err}") from None
+        if not (dropped and config in seen):  # sigma = [..] x bernoulli: one configuration
+            configs.append(config)
+            seen.add(config)
+    _check_used(block, where, configs)
     return Experiment(name, figure, tuple(configs), where)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.live.hold import hold_from_env
 from mamab.live.node import LiveNode
 from mamab.live.play import fleet, liars, node_record, play, wire_spec
 from mamab.live.roster import load_roster, load_secret
@@ -16,6 +17,7 @@ from mamab.live.transport import ZmqTransport
 def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_path: Path, *,
               sync: bool, timeout: float) -> dict:  # fmt: skip
     """Play node ``node_id`` of run ``run`` with its peers of the roster; its result record."""
+    hold = hold_from_env(node_id)
     roster = load_roster(roster_path)
     secret = load_secret(secret_path)
     instance, agents, links = fleet(config, run)
@@ -33,7 +35,7 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
     transport.wait_connected(timeout)  # start together: every neighbour is listening
     start = time.monotonic()
     try:
-        regret = play(node, config, instance)
+        regret = play(node, config, instance, hold)
     finally:
         node.close()
     lies = node_id < config.agents and bool(malicious[node_id])

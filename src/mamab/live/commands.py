@@ -63,7 +63,8 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
     from mamab.algorithms.registry import require_wire
     from mamab.live.fleet import node_count, run_live
-    from mamab.stats import median_band
+    from mamab.processes import exit_on_signals
+    from mamab.stats import percent_text
     from mamab.storage import prepare_out_dir, write_json
 
     config = problem_config(**problem, runs=runs)
@@ -71,17 +72,33 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     directory = prepare_out_dir(out) if out is not None else None
     click.echo(f"{runs} live runs of {node_count(config)} processes each "
                f"({'sync' if sync else 'async'}, loopback)", err=True)  # fmt: skip
-    summary = run_live(
-        config, sync=sync, timeout=timeout,
-        progress=lambda run, s: click.echo(f"run {run}: {s:.1f} s", err=True),
-    )  # fmt: skip
-    means = [
-        r["final_regret_mean"] for r in summary["per_run"] if r["final_regret_mean"] is not None
-    ]
-    if means:
-        med, lo, hi = median_band(means)
-        click.echo(f"{config.algorithm}: median final regret/agent {med:.1f} [{lo:.1f}, {hi:.1f}]")
+    from mamab.progress import Progress
+
+    with Progress(runs, f"live {config.algorithm}", "runs") as bar:
+
+        def ran(run: int, seconds: float | None) -> None:
+            bar.write(f"run {run}: {'already done' if seconds is None else f'{seconds:.1f} s'}")
+            bar.update(1)
+
+        with exit_on_signals():  # SIGTERM, SIGHUP: stop the nodes, remove the keys, keep done runs
+            summary = run_live(config, sync=sync, timeout=timeout, progress=ran, out=directory)
+    stats = summary["statistics"]  # as mamab run's: runs without an honest finisher left out
+    used, total = stats["final_regret_runs"], stats["runs"]
+    if used:
+        lo, hi = stats["final_regret_band"]
+        click.echo(f"{config.algorithm}: median final regret/agent {stats['final_regret_median']:.1f} "
+                   f"[{lo:.1f}, {hi:.1f}] (band: {percent_text(stats['final_regret_band_coverage'])} "
+                   f"coverage; {used} of {total} runs)")  # fmt: skip
+    if used < total:
+        click.echo(f"mamab: warning: {total - used} of {total} runs had no honest agent that finished; the "
+                   "median and band leave them out", err=True)  # fmt: skip
     for r in summary["per_run"]:
+        for s in r["silences"]:
+            back = ("not back before they finished" if s["back_at_step"] is None
+                    else f"back at step {s['back_at_step']}")  # fmt: skip
+            click.echo(f"run {r['run']}: node {s['node']} was silent from step {s['from_step']}, "
+                       f"{back} ({s['seconds']:.1f} s; noticed by "
+                       f"{', '.join(map(str, s['noticed_by']))})")  # fmt: skip
         for s in r["stopped"]:
             click.echo(f"run {r['run']}: node {s['node']} stopped answering "
                        f"(noticed at step {s['noticed_at_step']})")  # fmt: skip

@@ -11,6 +11,7 @@ from mamab.algorithms.registry import make_agents, network
 from mamab.attacks import Liars, liars_of
 from mamab.config import Config
 from mamab.instance import Instance, make_instance
+from mamab.live.hold import Hold
 from mamab.live.node import LiveNode
 from mamab.problem import noise_chunks
 from mamab.topology import Topology
@@ -38,16 +39,19 @@ def wire_spec(config: Config) -> WireSpec:
     return WireSpec(config.algorithm, config.arms, config.agents)
 
 
-def play(node: LiveNode, config: Config, instance: Instance) -> float:
+def play(node: LiveNode, config: Config, instance: Instance, hold: Hold | None = None) -> float:
     """Play the whole horizon (or keep time, for a node that does not play); its final regret.
 
     Rewards come from column ``agent_id`` of the run's noise table, as in the simulator.
+    ``hold``: pause after that step until released (mamab.live.hold; not in async serve).
     """
     agent = node.agent
     if not agent.plays:
         if node.sync:
             for _ in range(config.horizon):
                 node.tick()
+                if hold is not None and node.clock == hold.step:
+                    hold.wait()
         else:
             node.serve()
         return 0.0
@@ -59,6 +63,8 @@ def play(node: LiveNode, config: Config, instance: Instance) -> float:
             arm = node.select_arm()
             node.observe(arm, problem.reward_of(arm, float(value)))
             regret += problem.gaps[arm]
+            if hold is not None and node.clock == hold.step:
+                hold.wait()
     return float(regret)
 
 
@@ -86,6 +92,7 @@ def node_record(node: LiveNode, regret: float, run: int, seconds: float,
             "messages": node.counts.refused_messages,
         },
         "silent": {str(k): v for k, v in sorted(node.counts.silent.items())},
+        "silences": node.silences(),
         "seconds": seconds,
     }
 

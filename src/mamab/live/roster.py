@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import stat
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +18,7 @@ import zmq
 from zmq.utils import z85
 
 from mamab.errors import ConfigError
+from mamab.storage import atomic_write
 from mamab.tomlfile import read_toml
 
 ROSTER_NAME = "roster.toml"
@@ -92,6 +94,34 @@ def check_address(address: object, where: str) -> str:
     return address
 
 
+def endpoints(address: str) -> frozenset[tuple[str, int]]:
+    """The (IP address, port) pairs ``address`` (``tcp://host:port``) reaches, as the resolver
+    answers now; the host name itself when it does not resolve (a remote host's name, say)."""
+    match = _ADDRESS.match(address)
+    if match is None:
+        return frozenset({(address, 0)})
+    host, port = match["host"].strip("[]"), int(match["port"])
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return frozenset({(host.lower(), port)})
+    return frozenset((str(info[4][0]), port) for info in found)
+
+
+def check_distinct_addresses(addresses: list[str], where: str) -> None:
+    """Refuse two nodes whose addresses reach one endpoint, even spelled differently
+    (``tcp://localhost:47100`` and ``tcp://127.0.0.1:47100``): ConfigError naming both."""
+    seen: dict[tuple[str, int], int] = {}
+    for node, address in enumerate(addresses):
+        for endpoint in sorted(endpoints(address)):
+            other = seen.setdefault(endpoint, node)
+            if other != node:
+                same = "" if addresses[other] == address else (
+                    f" ({addresses[other]} and {address} both reach {endpoint[0]} port {endpoint[1]})"
+                )  # fmt: skip
+                raise ConfigError(f"{where}: nodes {other} and {node} share an address{same}")
+
+
 def _node_entry(table: object, index: int, path: Path) -> NodeEntry:
     where = f"roster {path}, node #{index + 1}"
     if not isinstance(table, dict):
@@ -127,16 +157,16 @@ def parse_roster(data: dict, path: Path) -> Roster:
         raise ConfigError(
             f"roster {path}: node ids must be 0..{len(entries) - 1}, each once (got {ids})"
         )
-    for what in ("address", "public_key"):
-        seen: dict[str, int] = {}
-        for entry in entries:
-            value = getattr(entry, what)
-            if value in seen:
-                raise ConfigError(
-                    f"roster {path}: nodes {seen[value]} and {entry.id} share a {what}"
-                )
-            seen[value] = entry.id
-    return Roster(tuple(sorted(entries, key=lambda entry: entry.id)))
+    entries.sort(key=lambda entry: entry.id)
+    check_distinct_addresses([entry.address for entry in entries], f"roster {path}")
+    seen: dict[str, int] = {}
+    for entry in entries:
+        if entry.public_key in seen:
+            raise ConfigError(
+                f"roster {path}: nodes {seen[entry.public_key]} and {entry.id} share a public_key"
+            )
+        seen[entry.public_key] = entry.id
+    return Roster(tuple(entries))
 
 
 def load_roster(path: str | Path) -> Roster:
@@ -219,15 +249,9 @@ def write_private(path: Path, text: str) -> None:
 
 
 def _write_public(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, readable by everyone (mode 0644)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="ascii")
-        tmp.chmod(0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` atomically, with the mode the umask gives (as every file
+    mamab writes but the secret keys)."""
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="ascii"))
 
 
 def secret_name(node_id: int) -> str:
@@ -261,8 +285,7 @@ def write_fleet(addresses: list[str], out_dir: str | Path, force: bool = False) 
         raise ConfigError("the fleet needs at least one node")
     for i, address in enumerate(addresses):
         check_address(address, f"node {i}")
-    if len(set(addresses)) != len(addresses):
-        raise ConfigError("two nodes share an address")
+    check_distinct_addresses(list(addresses), "fleet")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output path {out} is a file, not a directory")

@@ -241,6 +241,16 @@ class ZmqTransport(Transport):
         dealer = self._context.socket(zmq.DEALER)
         dealer.linger = linger_ms
         dealer.sndhwm = hwm
+        # A peer that is stopped (SIGSTOP, a paused VM) has its kernel accept our connection
+        # and never answer: keep waiting on that connection, with the frames queued on it,
+        # rather than abandon it after 30 s (libzmq's default) and leave a dead connection in
+        # its accept queue, which it would count as refused when it resumes. TCP keepalive
+        # still notices a peer host that is gone (within about 25 s).
+        dealer.handshake_ivl = 0
+        dealer.tcp_keepalive = 1
+        dealer.tcp_keepalive_idle = 10
+        dealer.tcp_keepalive_intvl = 5
+        dealer.tcp_keepalive_cnt = 3
         if self._heartbeat_ms:
             dealer.heartbeat_ivl = self._heartbeat_ms
             dealer.heartbeat_timeout = 3 * self._heartbeat_ms

@@ -13,7 +13,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from mamab.engine.kernel_api import (
     BITS,
@@ -30,6 +29,7 @@ from mamab.engine.kernel_api import (
     reward_of,
 )
 from mamab.faults import DELAY, DELIVER, LOSE
+from mamab.kernel_cache import njit
 
 
 class Estimates(NamedTuple):

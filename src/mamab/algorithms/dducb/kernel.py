@@ -20,7 +20,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from mamab.engine.kernel_api import (
     BITS,
@@ -33,6 +32,7 @@ from mamab.engine.kernel_api import (
     played,
     reward_of,
 )
+from mamab.kernel_cache import njit
 
 
 class State(NamedTuple):

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mamab.algorithms.lcc.variants import FULL_COMMUNICATION, LCC, NO_COMMUNICATION, RELAY, ROBUST
 from mamab.engine.attack_kernel import forged
@@ -47,6 +46,7 @@ from mamab.engine.kernel_api import (
 )
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
+from mamab.kernel_cache import njit
 
 __all__ = ["FULL_COMMUNICATION", "LCC", "NO_COMMUNICATION", "RELAY", "ROBUST", "run_chunk"]
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)

@@ -23,10 +23,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from mamab.engine.kernel_api import end_step, played, reward_of
 from mamab.engine.ucb_kernels import argmax_index
+from mamab.kernel_cache import njit
 
 
 class Leaders(NamedTuple):
