@@ -66,7 +66,6 @@ def plugins():
     for name in added:
         registry.unregister_algorithm(name)
     registry._announced.clear()
-    registry.plugin_fingerprint.cache_clear()
 
 
 def _cli(argv: list[str], capsys) -> tuple[int, str, str]:

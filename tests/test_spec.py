@@ -26,7 +26,6 @@ def my_lcc():
     spec = mamab.register(dataclasses.replace(mamab.algorithm_spec("lcc-ucb"), name="my-lcc"))
     yield spec
     registry.unregister_algorithm("my-lcc")
-    registry.plugin_fingerprint.cache_clear()
 
 
 def _same(a, b) -> None:
