@@ -41,22 +41,15 @@ class AlgorithmName(click.ParamType):
             self.fail(f"{value!r} is not an algorithm name", param, ctx)
         if value in BUILT_IN:
             return value
-        from mamab.algorithms.registry import lookup, registered_names
+        from mamab.algorithms.registry import lookup, names
 
-        if value not in registered_names() and value not in _plugin_names():
-            names = ", ".join([*registered_names(), *sorted(set(_plugin_names()) - set(BUILT_IN))])
-            self.fail(f"unknown algorithm {value!r}; choose one of {names}", param, ctx)
+        known = names()  # registered, then installed entry points by name (none imported)
+        if value not in known:
+            self.fail(f"unknown algorithm {value!r}; choose one of {', '.join(known)}", param, ctx)
         try:
             return lookup(value).name
         except ConfigError as err:
             self.fail(str(err), param, ctx)
-
-
-def _plugin_names() -> list[str]:
-    """Names of the installed plugin algorithms (entry-point metadata only: nothing imported)."""
-    from importlib.metadata import entry_points
-
-    return [ep.name for ep in entry_points(group="mamab.algorithms")]
 
 
 def parse_param(text: str) -> tuple[str, bool | int | float | str]:
