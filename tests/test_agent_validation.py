@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mamab.agents import ALGORITHMS, AlgorithmParams, make_agents
-from mamab.agents.base import Message
-from mamab.agents.coop import CoopUcbAgent
+from mamab.algorithms.base import Message
+from mamab.algorithms.coop.agent import CoopUcbAgent
 from mamab.errors import InvalidMessage, InvalidObservation
 from mamab.topology import complete
 

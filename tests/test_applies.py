@@ -67,7 +67,9 @@ def test_sweep_sigma_axis_crossed_with_reward_keeps_one_bernoulli_configuration(
     """Today: four configurations, two of them the same Bernoulli simulation labelled apart."""
     found = configs(sigma=[0.5, 1.0], reward=["bernoulli", "gaussian"])
     assert [(c.reward, c.sigma) for c in found] == [
-        ("bernoulli", 1.0), ("gaussian", 0.5), ("gaussian", 1.0)
+        ("bernoulli", 1.0),
+        ("gaussian", 0.5),
+        ("gaussian", 1.0),
     ]
     # the ids are those of the same configurations without the crossing (as before this change)
     assert [config_id(c) for c in found] == ["e9ba65f62919", "288153609530", "a8c96e137fbd"]
@@ -77,7 +79,9 @@ def test_sweep_sigma_axis_crossed_with_reward_keeps_one_bernoulli_configuration(
 def test_sweep_edge_prob_axis_crossed_with_graph_keeps_one_ring_configuration():
     found = configs(edge_prob=[0.3, 0.5], graph=["erdos-renyi", "ring"])
     assert [(c.graph, c.edge_prob) for c in found] == [
-        ("erdos-renyi", 0.3), ("erdos-renyi", 0.5), ("ring", None)
+        ("erdos-renyi", 0.3),
+        ("erdos-renyi", 0.5),
+        ("ring", None),
     ]
     assert [config_id(c) for c in found] == ["a2e2e5b8158e", "ab8631e204b3", "ca5b4d0b6939"]
     assert config_id(configs(graph="ring")[0]) == "ca5b4d0b6939"
@@ -112,5 +116,7 @@ def test_crossed_sweep_runs_and_labels_each_configuration_once(tmp_path):
     with (tmp_path / "summary.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert sorted((r["reward"], float(r["sigma"])) for r in rows) == [
-        ("bernoulli", 1.0), ("gaussian", 0.5), ("gaussian", 2.0)
+        ("bernoulli", 1.0),
+        ("gaussian", 0.5),
+        ("gaussian", 2.0),
     ]

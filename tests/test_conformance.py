@@ -8,8 +8,8 @@ import numpy as np
 
 from mamab import topology as topo
 from mamab.agents import AlgorithmParams, make_agents
-from mamab.agents.baselines import FullCommunicationAgent, NoCommunicationAgent
-from mamab.agents.lcc import LccUcbAgent
+from mamab.algorithms.lcc.agent import LccUcbAgent
+from mamab.algorithms.ucb.agent import FullCommunicationAgent, NoCommunicationAgent
 from mamab.errors import InvalidMessage, InvalidObservation
 from mamab.schedule import initial_block
 from mamab.testing import AgentConformance
@@ -126,7 +126,7 @@ class TestConformanceCatchesBadAgents(unittest.TestCase):
     """The mixin must be able to fail: an agent that accepts anything is caught."""
 
     def test_lenient_agent_fails(self):
-        from mamab.agents.baselines import FullCommunicationAgent
+        from mamab.algorithms.ucb.agent import FullCommunicationAgent
 
         class Lenient(FullCommunicationAgent):
             def receive(self, message):
@@ -148,8 +148,8 @@ class TestConformanceCatchesBadAgents(unittest.TestCase):
     def test_agent_taking_messages_from_the_future_fails(self):
         import dataclasses
 
-        from mamab.agents.base import Message
-        from mamab.agents.baselines import FullCommunicationAgent
+        from mamab.algorithms.base import Message
+        from mamab.algorithms.ucb.agent import FullCommunicationAgent
 
         class Clockless(FullCommunicationAgent):
             def _check_envelope(self, message):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mamab import AlgorithmParams, Config, simulate
-from mamab.agents.coop import consensus_weights
+from mamab.algorithms.coop.agent import consensus_weights
 from mamab.topology import star
 
 

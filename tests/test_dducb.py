@@ -8,7 +8,7 @@ import pytest
 
 from mamab import AlgorithmParams, Config, simulate
 from mamab import topology as topo
-from mamab.agents.dducb import DEFAULT_EPSILON, mixing_matrix, mixing_plan
+from mamab.algorithms.dducb.agent import DEFAULT_EPSILON, mixing_matrix, mixing_plan
 from mamab.errors import ConfigError
 
 

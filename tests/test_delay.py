@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from mamab import ALGORITHMS, Config, simulate
-from mamab.agents.base import Message
-from mamab.agents.coop import CoopUcbAgent
-from mamab.agents.lcc import LccUcbAgent
-from mamab.agents.registry import supports_faults
+from mamab.algorithms.base import Message
+from mamab.algorithms.coop.agent import CoopUcbAgent
+from mamab.algorithms.lcc.agent import LccUcbAgent
+from mamab.algorithms.registry import supports_faults
 from mamab.errors import InvalidMessage
 from mamab.faults import DELAY, DELAY_SALT, LOSE, fate, fault_seed, is_lost, message_fate
 

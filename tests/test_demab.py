@@ -4,7 +4,7 @@ import numpy as np
 
 from mamab import Config, simulate
 from mamab.agents import make_agents
-from mamab.demab_schedule import phase_ends, redivide, stage_one_length, unbalanced
+from mamab.algorithms.demab.schedule import phase_ends, redivide, stage_one_length, unbalanced
 from mamab.topology import complete
 
 

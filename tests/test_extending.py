@@ -19,23 +19,35 @@ from pathlib import Path
 import pytest
 
 from mamab import ReferenceEngineWarning
-from mamab.agents import registry
+from mamab.algorithms import registry
 
 PAGE = (Path(__file__).parents[1] / "docs" / "extending.md").read_text()
-BLOCKS = re.findall(r"```(\w+)\n(.*?)```", PAGE, re.S)
+PART_ONE, _, PART_TWO = PAGE.partition("\n# Part 2:")
+BLOCKS = re.findall(r"```(\w+)\n(.*?)```", PART_ONE, re.S)
+BLOCKS_TWO = re.findall(r"```(\w+)\n(.*?)```", PART_TWO, re.S)
 FILES = {
     body.splitlines()[0].removeprefix("# file: ").strip(): body
-    for _, body in BLOCKS
+    for _, body in BLOCKS + BLOCKS_TWO
     if body.startswith("# file: ")
 }
-SNIPPETS = [body for lang, body in BLOCKS if lang == "python" and not body.startswith("# file: ")]
-COMMANDS = [
-    line.strip()
-    for lang, body in BLOCKS
-    if lang == "bash"
-    for line in body.splitlines()
-    if line.strip().startswith("mamab ")
-]
+
+
+def _snippets(blocks):
+    return [body for lang, body in blocks if lang == "python" and not body.startswith("# file: ")]
+
+
+def _commands(blocks):
+    return [
+        line.strip()
+        for lang, body in blocks
+        if lang == "bash"
+        for line in body.splitlines()
+        if line.strip().startswith("mamab ")
+    ]
+
+
+SNIPPETS, SNIPPETS_TWO = _snippets(BLOCKS), _snippets(BLOCKS_TWO)
+COMMANDS, COMMANDS_TWO = _commands(BLOCKS), _commands(BLOCKS_TWO)
 SRC = str(Path(__file__).parents[1] / "src")
 
 
@@ -144,3 +156,70 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
     frontier = outputs["frontier"].stdout
     assert re.search(r"^  eps-greedy \(epsilon=0\.05\) +0 ", frontier, re.M)  # no bits sent
     assert re.search(r"^  eps-greedy \(epsilon=0\.2\) +0 ", frontier, re.M)
+
+
+# -- part 2: an algorithm with its own numba kernel, installed as a package ---------------------
+
+
+def test_part_two_has_the_package_and_the_steps():
+    assert {"moss/moss_bandit/agent.py", "moss/moss_bandit/kernel.py", "moss/moss_bandit/driver.py",
+            "moss/moss_bandit/__init__.py", "moss/pyproject.toml", "moss/test_moss.py",
+            "moss-vs-lcc.toml"} <= set(FILES)  # fmt: skip
+    assert any(c.startswith("mamab sweep moss-vs-lcc.toml") for c in COMMANDS_TWO)
+    assert len(SNIPPETS_TWO) == 1 and "agent-steps/s" in SNIPPETS_TWO[0]
+
+
+def test_kernel_plugin_installed_runs_fast_and_agrees(tutorial):
+    site = tutorial / "site-moss"
+    _pip_install(tutorial / "moss", site)
+    assert (site / "moss_bandit" / "kernel.py").is_file()
+    env = _env(site)
+    # the package's own test file: conformance, and fast == reference through the entry point
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_moss.py"],
+        cwd=tutorial / "moss", env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "11 passed" in done.stdout
+    work = tutorial / "work-moss"
+    work.mkdir()
+    (work / "moss-vs-lcc.toml").write_text(FILES["moss-vs-lcc.toml"])
+    outputs = {}
+    for command in COMMANDS_TWO:
+        args = shlex.split(command)
+        if args[1] == "run":  # a shorter horizon than the page's: the test only runs it
+            args[args.index("-T") + 1] = "3000"
+        done = subprocess.run([sys.executable, "-m", "mamab", *args[1:], *(
+            ["--jobs", "2"] if args[1] == "sweep" else [])], cwd=work, env=env,
+            capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+        outputs[args[1]] = done
+    assert re.search(r"^moss +fast +no +no +no +MOSS", outputs["algorithms"].stdout, re.M)
+    assert re.search(r"^moss +\d", outputs["run"].stdout, re.M)
+    for name in ("run", "sweep"):
+        assert "reference engine" not in outputs[name].stderr, outputs[name].stderr
+    with (work / "moss-vs-lcc-results" / "summary.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["algorithm"] for r in rows) == ["lcc-ucb", "moss", "no-communication"]
+
+
+def test_part_two_speed_snippet_runs(tutorial, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tutorial / "moss"))
+    import moss_bandit
+
+    registry.register(moss_bandit.SPEC)
+    try:
+        snippet = SNIPPETS_TWO[0].replace("100_000", "3_000").replace("2_000", "300")
+        exec(compile(snippet, "docs/extending.md", "exec"), {})
+        # the plugin's kernel is cached under mamab's fingerprint with the plugin's folded in
+        from mamab import kernel_cache
+
+        where = kernel_cache.directory(registry.plugin_fingerprint("moss")["code"])
+        assert any(p.name.startswith("kernel.moss_chunk") for p in where.rglob("*")), where
+    finally:
+        registry.unregister_algorithm("moss")
+        for name in [m for m in sys.modules if m == "moss_bandit" or m.startswith("moss_bandit.")]:
+            del sys.modules[name]
+    printed = capsys.readouterr().out
+    assert re.search(r"^moss +fast +[\d,]+ agent-steps/s$", printed, re.M)
+    assert re.search(r"^lcc-ucb +reference +[\d,]+ agent-steps/s$", printed, re.M)

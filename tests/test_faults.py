@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mamab import ALGORITHMS, Config, simulate
-from mamab.agents.registry import supports_faults
-from mamab.agents.ucb import UCB
+from mamab.algorithms.registry import supports_faults
+from mamab.algorithms.ucb_index import UCB
 from mamab.faults import fault_seed, is_lost, lost, message_uniform
 from mamab.instance import make_instance
 from mamab.problem import noise_chunks

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mamab import AlgorithmParams, Config, simulate
-from mamab.gosine_schedule import initial_sets, phase_ends
+from mamab.algorithms.gosine.schedule import initial_sets, phase_ends
 from mamab.schedule import index_bits
 
 

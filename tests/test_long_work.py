@@ -170,7 +170,7 @@ def _graphs():
 
 
 def test_fast_diameter_matches_networkx_on_many_graphs():
-    from mamab.engine.diameter import diameter
+    from mamab.diameter import diameter
 
     for g in _graphs():
         n = g.number_of_nodes()
@@ -181,7 +181,7 @@ def test_fast_diameter_matches_networkx_on_many_graphs():
 def test_diameter_of_a_sparse_graph_of_30000_agents_is_fast():
     """A ring plus 5 random chords per node (connected, diameter ~ 8): about 2 s under load;
     the Takes-Kosters bounds alone needed minutes (13 s at 10^4 nodes)."""
-    from mamab.engine.diameter import diameter
+    from mamab.diameter import diameter
 
     n, rng = 30_000, np.random.default_rng(3)
     g = nx.cycle_graph(n)
@@ -314,7 +314,7 @@ def test_diameters_on_several_threads_at_once():
     workqueue layer would abort the process on concurrent parallel launches)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from mamab.engine.diameter import diameter
+    from mamab.diameter import diameter
 
     graphs = [nx.connected_watts_strogatz_graph(1500, 4, 0.02, seed=s) for s in range(4)]
     with ThreadPoolExecutor(4) as pool:

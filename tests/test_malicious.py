@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mamab import Config, simulate
-from mamab.agents.base import Message
-from mamab.agents.registry import can_lie
+from mamab.algorithms.base import Message
+from mamab.algorithms.registry import can_lie
 from mamab.attacks import ATTACKS, FIXED, RANDOM, TRUTHFUL, attack_plan, draw_malicious, liars_of
 from mamab.engine.attack_kernel import forged
 from mamab.errors import ConfigError

@@ -13,7 +13,7 @@ import pytest
 import mamab
 from mamab import Config, ConfigError, PluginError, simulate
 from mamab.agents import registry
-from mamab.agents.base import Agent
+from mamab.algorithms.base import Agent
 from mamab.cli import main
 from mamab.experiments import executors
 from mamab.experiments.runner import run_sweep
@@ -66,7 +66,6 @@ def plugins():
     for name in added:
         registry.unregister_algorithm(name)
     registry._announced.clear()
-    registry.plugin_fingerprint.cache_clear()
 
 
 def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -102,6 +101,7 @@ def test_an_arm_out_of_range_stops_the_run_naming_agent_and_step(plugins, bad):
 
 def test_numpy_integers_in_range_are_arms(plugins):
     """np.int64, np.int32, np.uint8 arms in range play exactly as the Python ints."""
+
     def plan(kind):
         return lambda i, t: kind((i + t) % 4)
 
@@ -218,7 +218,7 @@ def test_debug_shows_the_plugins_traceback_then_the_line(plugins, capsys):
     plugins("faulty", faulty("select_arm", ZeroDivisionError("boom")))
     code, _, err = _cli(["--debug", "run", "--algorithm", "faulty", *RUN[1:]], capsys)
     assert code == 1
-    assert "Traceback" in err and 'raise self.fault' in err  # the plugin's own frame
+    assert "Traceback" in err and "raise self.fault" in err  # the plugin's own frame
     assert err.splitlines()[-1].startswith("mamab: error: plugin algorithm 'faulty'")
     code, _, err = _cli(["run", "--algorithm", "faulty", *RUN[1:]], capsys)  # not sticky
     assert code == 1 and "Traceback" not in err
@@ -238,7 +238,7 @@ def test_python_api_keeps_the_cause(plugins):
 
 def test_builtin_failures_are_not_blamed_on_a_plugin(monkeypatch):
     """A built-in's exception is mamab's bug: it keeps its type and traceback."""
-    from mamab.agents.lcc import LccUcbAgent
+    from mamab.algorithms.lcc.agent import LccUcbAgent
 
     def broken(self):
         raise ZeroDivisionError("ours")
@@ -277,7 +277,9 @@ def test_a_bad_param_value_is_one_line_exit_2(plugins, capsys, param, expected):
 def test_param_get_checks_the_defaults_kind():
     params = mamab.AlgorithmParams(extra={"n": 3, "x": 1, "on": True, "mode": "a", "f": 2.5})
     assert params.get("x", 0.5) == 1 and params.get("n", 7) == 3 and params.get("on", False)
-    assert params.get("mode", "b") == "a" and params.get("f") == 2.5 and params.get("f", None) == 2.5
+    assert (
+        params.get("mode", "b") == "a" and params.get("f") == 2.5 and params.get("f", None) == 2.5
+    )
     for name, default, kind in (("f", 7, "an integer"), ("on", 1.0, "a number"),
                                 ("n", "s", "text"), ("mode", False, "true or false")):  # fmt: skip
         with pytest.raises(ConfigError, match=f"parameter {name} = .* must be {kind}"):
@@ -301,7 +303,9 @@ def exiting_entry_point(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     from importlib.metadata import EntryPoint
 
-    found = {"ep-exits": [EntryPoint("ep-exits", "exits_at_import:make", registry.ENTRY_POINT_GROUP)]}
+    found = {
+        "ep-exits": [EntryPoint("ep-exits", "exits_at_import:make", registry.ENTRY_POINT_GROUP)]
+    }
     monkeypatch.setattr(registry, "_entry_points", lambda: found)
     yield
     sys.modules.pop("exits_at_import", None)

@@ -15,7 +15,7 @@ import pytest
 
 import mamab
 from mamab.agents import registry
-from mamab.agents.base import Agent
+from mamab.algorithms.base import Agent
 
 SPEC = {
     "name": "plug", "runs": 2, "runs_per_task": 1, "grid_points": 10,
@@ -24,7 +24,7 @@ SPEC = {
 
 #: A notebook cell: the agent and its make, exec'd (no source file, inspect.getsource fails).
 CELL = """
-from mamab.agents.base import Agent
+from mamab.algorithms.base import Agent
 
 class CellAgent(Agent):
     def select_arm(self):
@@ -165,7 +165,7 @@ def test_the_fingerprint_is_the_same_in_every_process():
         "ns = {'__name__': '__main__', 'ARM': frozenset({'a', 'b', 'c'})}\n"
         "exec(compile(sys.argv[1], '<cell>', 'exec'), ns)\n"
         "mamab.register_algorithm('my-plugin', ns['make'], parameters=['x'])\n"
-        "from mamab.agents.registry import plugin_fingerprint\n"
+        "from mamab.algorithms.registry import plugin_fingerprint\n"
         "print(json.dumps(plugin_fingerprint('my-plugin')))\n"
     )
     seen = set()
@@ -203,7 +203,7 @@ def test_a_module_the_plugin_reads_is_named_not_walked():
         "ns = {'__name__': '__main__', 'np': np}\n"
         "exec(compile(sys.argv[1], '<cell>', 'exec'), ns)\n"
         "mamab.register_algorithm('np-plugin', ns['make'])\n"
-        "from mamab.agents.registry import plugin_fingerprint\n"
+        "from mamab.algorithms.registry import plugin_fingerprint\n"
         "print(json.dumps(plugin_fingerprint('np-plugin')))\n"
     )
     cell = CELL.replace("ARM", "int(np.zeros(1)[0])")

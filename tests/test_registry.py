@@ -16,8 +16,7 @@ import pytest
 import mamab
 from mamab import AlgorithmParams, Config, ConfigError, ReferenceEngineWarning, simulate
 from mamab.agents import ALGORITHMS, registry
-from mamab.agents.base import Agent
-from mamab.agents.builtins import BUILTINS
+from mamab.algorithms.base import Agent
 from mamab.cli import main
 from mamab.experiments import tasks as task_files
 from mamab.experiments.runner import run_sweep
@@ -27,7 +26,7 @@ from mamab.problem import noise_chunks
 from mamab.timegrid import time_grid
 from mamab.topology import Topology, complete
 
-LCC_MAKE = BUILTINS["lcc-ucb"][0]
+LCC_MAKE = mamab.algorithm_spec("lcc-ucb").make
 
 
 class RandomAgent(Agent):
@@ -88,19 +87,20 @@ def test_builtins_register_through_the_same_door():
     assert {n for n in ALGORITHMS if registry.lookup(n).central_server} == {"demab"}
 
 
-def test_kernel_and_codec_tables_match_the_registry():
-    from mamab.engine.fast import RUNNERS
-    from mamab.wire import ALGORITHM_IDS
+def test_codec_table_is_a_view_of_the_specs():
+    from mamab.wire import ALGORITHM_IDS, KINDS
 
-    assert set(RUNNERS) == registry.FAST_KERNELS
-    assert set(ALGORITHM_IDS) == registry.WIRE_CODECS
-    assert {n for n in registry.names() if registry.lookup(n).fast} == registry.FAST_KERNELS
+    assert {n: registry.lookup(n).wire.id for n in ALGORITHMS} == ALGORITHM_IDS
+    assert {n: len(k) for n, k in KINDS.items()} == {
+        n: len(registry.lookup(n).wire.kinds) for n in ALGORITHMS
+    }
+    assert all(registry.lookup(n).fast is not None for n in ALGORITHMS)
 
 
 def test_plugin_metadata_defaults_are_safe(plugins):
     info = plugins("random-play", make_random)
     assert (info.fast, info.wire, info.needs_connected, info.splits_arms, info.central_server) == (
-        False, False, False, False, False,
+        None, None, False, False, False,
     )  # fmt: skip
     assert info.default_alpha is None and info.parameters is None
     assert info.source.endswith("make_random")
@@ -119,7 +119,7 @@ def test_name_clash_raises(plugins, name):
     [
         ("x-fast", make_random, {"fast": True}, "no fast kernel"),
         ("x-wire", make_random, {"wire": True}, "wire codec"),
-        ("x-key", make_random, {"colour": "red"}, "unknown metadata 'colour'"),
+        ("x-key", make_random, {"color": "red"}, "unknown metadata 'color'"),
         ("x-flag", make_random, {"splits_arms": "yes"}, "True or False"),
         ("x-alpha", make_random, {"default_alpha": -1}, "positive"),
         ("x-call", 42, {}, "callable"),
@@ -436,9 +436,9 @@ def test_broken_plugin_is_one_line(monkeypatch):
 def test_entry_point_clashes(monkeypatch):
     _fake_entry_points(
         monkeypatch,
-        ("twice", "mamab.agents.builtins:make_coop"),
-        ("twice", "mamab.agents.builtins:make_demab"),
-        ("lcc-ucb", "mamab.agents.builtins:make_coop"),
+        ("twice", "mamab.algorithms.coop.spec:make_coop"),
+        ("twice", "mamab.algorithms.demab.spec:make_demab"),
+        ("lcc-ucb", "mamab.algorithms.coop.spec:make_coop"),
     )
     with pytest.raises(ConfigError, match="provided by several plugins"):
         registry.lookup("twice")

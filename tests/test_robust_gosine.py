@@ -8,9 +8,9 @@ import pytest
 
 from mamab import AlgorithmParams, Config, simulate
 from mamab.agents import GosineRobustAgent
-from mamab.agents.base import Message
+from mamab.algorithms.base import Message
+from mamab.algorithms.gosine.schedule import block_ends
 from mamab.errors import ConfigError
-from mamab.gosine_schedule import block_ends
 
 # -- liars in the GosInE kernel --------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import pytest
 from mamab import Config, simulate
 from mamab import topology as topo
 from mamab.agents import LccUcbRobustAgent
-from mamab.agents.base import Message
+from mamab.algorithms.base import Message
 from mamab.engine.fast import reverse_edges
 from mamab.schedule import index_bits
 

@@ -21,7 +21,7 @@ from procs import alive, children
 from mamab import cli, resources
 from mamab import topology as topo
 from mamab.agents import ALGORITHMS, AlgorithmParams
-from mamab.agents.registry import supports_faults
+from mamab.algorithms.registry import supports_faults
 from mamab.cli import main
 from mamab.config import Config
 from mamab.errors import ConfigError

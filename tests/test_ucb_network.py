@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from mamab import Config, simulate
 from mamab import topology as topo
 from mamab.agents import make_agents
-from mamab.agents.base import Message
-from mamab.agents.ucb_network import dominating_set, leader_of
+from mamab.algorithms.base import Message
+from mamab.algorithms.ucb_network.agent import dominating_set, leader_of
 from mamab.errors import ConfigError, InvalidMessage
 from mamab.instance import make_instance
 

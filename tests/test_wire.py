@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mamab import topology as topo
 from mamab.agents import ALGORITHMS, AlgorithmParams, make_agents, network
-from mamab.agents.base import Message
+from mamab.algorithms.base import Message
 from mamab.errors import ConfigError, InvalidMessage
 from mamab.schedule import agent_bits, index_bits
 from mamab.wire import (

@@ -11,7 +11,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: public name -> module that defines it
 _EXPORTS = {
@@ -20,10 +20,19 @@ _EXPORTS = {
     "AlgorithmParams": "mamab.agents",
     "Message": "mamab.agents",
     "make_agents": "mamab.agents",
-    "ReferenceEngineWarning": "mamab.agents",
-    "algorithm_metadata": "mamab.agents",
-    "register_algorithm": "mamab.agents",
-    "unregister_algorithm": "mamab.agents",
+    "ReferenceEngineWarning": "mamab.algorithms.registry",
+    "algorithm_metadata": "mamab.algorithms.registry",
+    "algorithm_spec": "mamab.algorithms.registry",
+    "register": "mamab.algorithms.registry",
+    "register_algorithm": "mamab.algorithms.registry",
+    "unregister_algorithm": "mamab.algorithms.registry",
+    "AlgorithmSpec": "mamab.algorithms.spec",
+    "FastEngine": "mamab.algorithms.spec",
+    "WireFormat": "mamab.algorithms.spec",
+    "MessageKind": "mamab.algorithms.spec",
+    "Cost": "mamab.algorithms.spec",
+    "Parameter": "mamab.algorithms.spec",
+    "KERNEL_API": "mamab.algorithms.spec",
     "Config": "mamab.config",
     "ConfigError": "mamab.errors",
     "InvalidMessage": "mamab.errors",
@@ -36,19 +45,28 @@ _EXPORTS = {
 
 __all__ = [
     "ALGORITHMS",
+    "KERNEL_API",
     "Agent",
     "AlgorithmParams",
+    "AlgorithmSpec",
     "Config",
     "ConfigError",
+    "Cost",
+    "FastEngine",
     "InvalidMessage",
     "InvalidObservation",
     "Message",
+    "MessageKind",
+    "Parameter",
     "PluginError",
     "ReferenceEngineWarning",
     "Result",
+    "WireFormat",
     "__version__",
     "algorithm_metadata",
+    "algorithm_spec",
     "make_agents",
+    "register",
     "register_algorithm",
     "simulate",
     "sweep",
@@ -56,16 +74,23 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from mamab.agents import (
-        ALGORITHMS,
-        Agent,
-        AlgorithmParams,
-        Message,
+    from mamab.agents import ALGORITHMS, Agent, AlgorithmParams, Message, make_agents
+    from mamab.algorithms.registry import (
         ReferenceEngineWarning,
         algorithm_metadata,
-        make_agents,
+        algorithm_spec,
+        register,
         register_algorithm,
         unregister_algorithm,
+    )
+    from mamab.algorithms.spec import (
+        KERNEL_API,
+        AlgorithmSpec,
+        Cost,
+        FastEngine,
+        MessageKind,
+        Parameter,
+        WireFormat,
     )
     from mamab.config import Config
     from mamab.errors import ConfigError, InvalidMessage, InvalidObservation, PluginError

@@ -28,7 +28,7 @@ import numpy as np
 from mamab.seeding import rng
 
 if TYPE_CHECKING:
-    from mamab.agents.base import Message
+    from mamab.algorithms.base import Message
     from mamab.config import Config
 
 ATTACKS = ("worst", "random", "best-second", "truthful")
@@ -111,7 +111,7 @@ class Liars:
 
 def liars_of(config: Config, run: int, means: np.ndarray) -> tuple[np.ndarray, Liars | None]:
     """(mask of the malicious agents, their :class:`Liars`, or None when nobody lies)."""
-    from mamab.agents.registry import lookup
+    from mamab.algorithms.registry import lookup
 
     mask, key = draw_malicious(config.seed, run, config.agents, config.malicious)
     if not mask.any():

@@ -525,7 +525,7 @@ def warmup() -> None:
 def algorithms() -> None:
     """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it, whether
     it takes faults (loss, delay, crashes) and liars (--malicious)."""
-    from mamab.agents.registry import algorithms as every_algorithm
+    from mamab.algorithms.registry import algorithms as every_algorithm
 
     found, broken = every_algorithm()
     width = max(len(a.name) for a in found)
@@ -533,7 +533,8 @@ def algorithms() -> None:
     for a in found:
         engine = "fast" if a.fast else "reference"
         where = "" if a.source == "built-in" else f" [{a.source}]"
-        live, faults, liars = ("yes" if flag else "no" for flag in (a.wire, a.faults, a.forge))
+        live = a.wire is not None and a.source == "built-in"
+        live, faults, liars = ("yes" if flag else "no" for flag in (live, a.faults, a.forge))
         click.echo(f"{a.name:<{width}}  {engine:<9}  {live:<4}  {faults:<6}  {liars:<5}  "
                    f"{a.description}{where}")  # fmt: skip
     for line in broken:
@@ -545,7 +546,7 @@ def _one_line_warnings() -> None:
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        registry = sys.modules.get("mamab.agents.registry")  # imported if it warned
+        registry = sys.modules.get("mamab.algorithms.registry")  # imported if it warned
         if registry is not None and issubclass(category, registry.ReferenceEngineWarning):
             click.echo(f"mamab: note: {message}", err=True)
         else:

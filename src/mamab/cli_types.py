@@ -1,22 +1,27 @@
 """Light command-line option types shared by ``mamab run`` and the live commands (click only).
 
 The algorithm option is checked through the registry when a command runs, so plugins are
-accepted and ``mamab --help`` imports neither numpy nor any plugin.
+accepted and ``mamab --help`` imports neither numpy nor any plugin: the built-ins' names come
+from their specs, which are light (the registry's built-ins load no agent and no kernel).
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
 
 import click
 
 from mamab.errors import ConfigError
 
-BUILT_IN = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust", "no-communication",
-            "full-communication", "demab", "gosine", "gosine-robust", "coop-ucb2", "dducb",
-            "ucb-network")  # fmt: skip
-"""``mamab.ALGORITHMS``, spelled out so that checking a flag imports nothing (tested equal)."""
+
+def _built_in() -> tuple[str, ...]:
+    from mamab.algorithms.registry import builtin_names
+
+    return tuple(builtin_names())
+
+
+BUILT_IN = _built_in()
+"""``mamab.ALGORITHMS``: the built-in specs' names (reading them imports no numpy)."""
 
 
 class AlgorithmName(click.ParamType):
@@ -36,23 +41,15 @@ class AlgorithmName(click.ParamType):
             self.fail(f"{value!r} is not an algorithm name", param, ctx)
         if value in BUILT_IN:
             return value
-        registry = sys.modules.get("mamab.agents.registry")
-        if registry is None and value not in _plugin_names():
-            names = ", ".join([*BUILT_IN, *sorted(set(_plugin_names()) - set(BUILT_IN))])
-            self.fail(f"unknown algorithm {value!r}; choose one of {names}", param, ctx)
-        from mamab.agents.registry import lookup
+        from mamab.algorithms.registry import lookup, names
 
+        known = names()  # registered, then installed entry points by name (none imported)
+        if value not in known:
+            self.fail(f"unknown algorithm {value!r}; choose one of {', '.join(known)}", param, ctx)
         try:
             return lookup(value).name
         except ConfigError as err:
             self.fail(str(err), param, ctx)
-
-
-def _plugin_names() -> list[str]:
-    """Names of the installed plugin algorithms (entry-point metadata only: nothing imported)."""
-    from importlib.metadata import entry_points
-
-    return [ep.name for ep in entry_points(group="mamab.algorithms")]
 
 
 def parse_param(text: str) -> tuple[str, bool | int | float | str]:
@@ -72,9 +69,7 @@ def parse_param(text: str) -> tuple[str, bool | int | float | str]:
 
 
 ALGORITHM_HELP = (
-    "Algorithm every agent runs: lcc-ucb, lcc-ucb-graph, lcc-ucb-relay, lcc-ucb-robust, "
-    "no-communication, "
-    "full-communication, demab, gosine, gosine-robust, coop-ucb2, dducb, ucb-network, or a plugin "
+    f"Algorithm every agent runs: {', '.join(BUILT_IN)}, or a plugin "
     "(`mamab algorithms` lists them)."
 )
 ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)

@@ -15,7 +15,7 @@ import json
 import types
 import typing
 
-from mamab.agents import AlgorithmParams
+from mamab.algorithms.params import AlgorithmParams
 from mamab.config import Config
 
 #: Config fields that are no column: the block of runs, and edges (named by ``graph_sha256``).

@@ -8,9 +8,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from mamab.agents import ALGORITHMS, AlgorithmParams, check_algorithm
-from mamab.agents.params import finite_number
-from mamab.agents.registry import can_lie, supports_faults
+from mamab.algorithms.params import AlgorithmParams, finite_number
+from mamab.algorithms.registry import can_lie, check_algorithm, supports_faults
 from mamab.attacks import ATTACKS
 from mamab.errors import ConfigError
 from mamab.problem import MAX_MAGNITUDE, check_reward
@@ -277,4 +276,4 @@ def _edge_list(edges: object, n: int) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(pairs))
 
 
-__all__ = ["ALGORITHMS", "ENGINES", "MAX_COUNT", "MAX_INT64", "Config"]
+__all__ = ["ENGINES", "MAX_COUNT", "MAX_INT64", "Config"]

@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from mamab import topology as topo
-from mamab.agents.registry import central_server
+from mamab.algorithms.registry import lookup
 from mamab.config import Config
 from mamab.problem import Problem, draw_means
 from mamab.seeding import rng
@@ -34,7 +34,8 @@ class Instance:
 
 def uses_graph(algorithm: str) -> bool:
     """Whether the agents' graph carries messages: not without communication, nor via a server."""
-    return algorithm != "no-communication" and not central_server(algorithm)
+    spec = lookup(algorithm)
+    return spec.uses_graph and not spec.central_server
 
 
 def make_instance(

@@ -2,7 +2,7 @@
 
 numba's on-disk cache (``cache=True``) checks only the source file of the cached function, not
 the modules it calls: edit a constant of :mod:`mamab.faults` that a kernel of
-:mod:`mamab.engine.kernels` inlines and numba would go on loading the old kernel. So every
+:mod:`mamab.algorithms.lcc.kernel` inlines and numba would go on loading the old kernel. So every
 mamab kernel is cached in a directory named by the code fingerprint
 (:func:`mamab.fingerprint.code_fingerprint`, the one task files record): changed sources, a new
 directory, a fresh compile. Kernels are decorated with this module's :func:`njit`, which points

@@ -52,13 +52,15 @@ def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: i
                    extra: object = (), **fields) -> Config:  # fmt: skip
     """The validated :class:`Config` of the problem options (plus a plugin's ``extra``
     parameters and any other Config fields)."""
-    from mamab.agents import AlgorithmParams
+    from mamab.algorithms.params import AlgorithmParams
+    from mamab.algorithms.registry import lookup
     from mamab.config import Config
     from mamab.errors import ConfigError
 
-    if algorithm == "demab" and alpha is not None:
+    alpha_from = lookup(algorithm).alpha_from
+    if alpha_from != "alpha" and alpha is not None:
         raise ConfigError(
-            "--alpha does not apply to demab: its elimination radius is the demab_radius "
+            f"--alpha does not apply to {algorithm}: its constant is the {alpha_from} "
             "parameter (a sweep file or AlgorithmParams)"
         )
 

@@ -60,20 +60,14 @@ class Style:
             raise ConfigError(f"dpi must be an integer in 50..1200, got {self.dpi!r}")
 
 
-COLOURS = {
-    "lcc-ucb": "tab:blue",
-    "lcc-ucb-graph": "tab:cyan",
-    "lcc-ucb-relay": "tab:purple",
-    "full-communication": "tab:green",
-    "no-communication": "tab:red",
-    "demab": "tab:orange",
-    "gosine": "tab:brown",
-    "coop-ucb2": "tab:olive",
-    "dducb": "tab:pink",
-    "ucb-network": "tab:gray",
-    "gosine-robust": "goldenrod",
-    "lcc-ucb-robust": "black",
-}
+def algorithm_colour(algorithm: str) -> str | None:
+    """The colour its spec gives ``algorithm`` (None: matplotlib's cycle, e.g. an unknown plugin)."""
+    from mamab.algorithms.registry import lookup
+
+    try:
+        return lookup(algorithm).colour
+    except ConfigError:
+        return None
 
 
 def panels(
@@ -108,7 +102,7 @@ LINESTYLES = ("-", "--", ":", "-.")
 
 def colour(r: ConfigResult, members: list[ConfigResult]) -> str | None:
     """The algorithm's colour (several configurations of it differ by line style)."""
-    return COLOURS.get(r.config["algorithm"])
+    return algorithm_colour(r.config["algorithm"])
 
 
 def linestyle(r: ConfigResult, members: list[ConfigResult]) -> str:

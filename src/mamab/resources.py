@@ -15,7 +15,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mamab.agents.registry import FAST_KERNELS, engine_for
+from mamab.algorithms.registry import engine_for, lookup
+from mamab.algorithms.spec import GraphShape
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.problem import MAX_CHUNK_VALUES
@@ -29,10 +30,8 @@ LONG_SECONDS = 30.0
 CHUNK = 4096  # noise steps drawn at once by every engine
 EDGE_BYTES = 300  # networkx adjacency (both directions) + neighbour tuples + CSR, per edge
 NODE_BYTES = 500  # networkx node dicts + neighbour tuple, per node
-STATE_BYTES = 50  # per (agent, arm slot): counts, sums, means, bonuses, candidates
 REFERENCE_SLOWDOWN = 300.0  # the online agents against the numba kernels, per agent-step
 PAIR_BLOCK_BYTES = 24 * (1 << 22)  # G(n, p): one block of pair draws and their indices
-ROBUST_EDGE_BYTES = 56  # lcc-ucb-robust per directed edge: 4 int64 kept, 3 while building
 
 
 @dataclass(frozen=True)
@@ -100,17 +99,6 @@ def available_memory() -> int | None:
     return max(0, min(found)) if found else None
 
 
-@dataclass(frozen=True)
-class GraphShape:
-    """What the estimate needs of a graph: edges, max degree, diameter, and the cost to make it."""
-
-    edges: float
-    max_degree: float
-    diameter: float
-    seconds: float = 0.0
-    scratch: float = 0.0  # bytes needed while building it
-
-
 def graph_shape(config: Config, built: bool) -> GraphShape:
     """The graph of ``config`` as the engines will see it (``built=False``: described only)."""
     n, kind = config.agents, config.graph
@@ -147,7 +135,8 @@ def graph_shape(config: Config, built: bool) -> GraphShape:
 
         graph = from_edge_list(kind, n)
     edges = sum(len(nb) for nb in graph.neighbours) / 2
-    diameter = graph.diameter if config.algorithm == "lcc-ucb-relay" and graph.is_connected else 1
+    cost = lookup(config.algorithm).cost
+    diameter = graph.diameter if cost is not None and cost.diameter and graph.is_connected else 1
     return GraphShape(edges, graph.max_degree, diameter, diameter_seconds(n, edges))
 
 
@@ -165,7 +154,7 @@ def connect_tries(n: int, p: float) -> float:
 
 
 def diameter_seconds(n: int, edges: float) -> float:
-    """The exact diameter (:func:`mamab.engine.diameter.diameter`): at worst every node's
+    """The exact diameter (:func:`mamab.diameter.diameter`): at worst every node's
     eccentricity, 256 sources per pass over the edges (about 10 levels), on two cores;
     G(10^5, 10^-4) measured at 12 s under load, near this bound."""
     return n * (n + 2 * edges) * 1e-10 if n > 1 else 0.0
@@ -175,45 +164,9 @@ _NAMED = ("complete", "ring", "line", "star", "grid")
 
 
 def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, float]:
-    """(bytes of one run's algorithm state, nanoseconds per agent-step) for the fast engine."""
-    n, k, algo = config.agents, config.arms, config.algorithm
-    block = -(-k // n)
-    mean_degree = 2 * shape.edges / n
-    if algo not in FAST_KERNELS:  # a plugin (reference engine): as UCB on all arms, talking
-        bytes_ = n * k * STATE_BYTES + 40 * 2 * shape.edges
-        ns = 10 + 0.7 * k + 10 * mean_degree
-    elif algo in ("no-communication", "full-communication"):
-        bytes_ = n * k * STATE_BYTES
-        ns = 10 + 0.7 * k + (10 * mean_degree if algo == "full-communication" else 0)
-    elif algo in ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-robust"):
-        slots = block + shape.max_degree
-        bytes_ = n * slots * STATE_BYTES + 40 * 2 * shape.edges  # + delayed-message capacity
-        if algo == "lcc-ucb-robust":  # per directed edge: offences, blocks, taken, reverse
-            bytes_ += ROBUST_EDGE_BYTES * 2 * shape.edges  # edge, and the reverse's temporaries
-        ns = 20 + 0.7 * slots
-    elif algo == "lcc-ucb-relay":
-        slots = block + n - 1
-        late = 40 * max(1, shape.diameter) * 2 * shape.edges
-        bytes_ = n * slots * STATE_BYTES + 19 * n * n + late  # known/fresh/next/heard + held pairs
-        ns = 20 + 0.7 * slots
-    elif algo in ("gosine", "gosine-robust"):  # gosine-robust: + blocks per edge, negligible
-        bytes_ = n * k * 56
-        ns = 20 + 0.7 * (block + 2)
-    elif algo == "coop-ucb2":
-        bytes_ = n * k * 48 + 2 * shape.edges
-        ns = 20 + 1.3 * k * (mean_degree + 1)
-    elif algo == "dducb":  # 12 (N, K) arrays; C mixing rounds of 2K values per edge and step
-        bytes_ = n * k * 12 * 8 + 2 * shape.edges
-        ns = 20 + 1.3 * k * (mean_degree + 1)
-    elif algo == "ucb-network":  # leaders run UCB on all K; a dominating set is roughly
-        # N·(1 + ln(d+1))/(d+1) nodes (d: degree); memory: at most N leaders
-        lead = min(1.0, (1 + math.log(mean_degree + 1)) / (mean_degree + 1))
-        bytes_ = n * k * STATE_BYTES + 8 * 2 * shape.edges
-        ns = 10 + lead * (1.5 * k + 10 * mean_degree)  # a full scan of K: no lazy argmax
-    else:  # demab
-        bytes_ = n * block * 24 + 64 * n
-        ns = 20 + 0.7 * block
-    return bytes_, ns
+    """(bytes of one run's algorithm state, nanoseconds per agent-step) for the fast engine: the
+    spec's cost model (a plugin without one: as UCB on all arms, talking)."""
+    return lookup(config.algorithm).state_cost(config.agents, config.arms, shape)
 
 
 def estimate(config: Config, engine: str = "fast", jobs: int | None = None, trace: bool = False,

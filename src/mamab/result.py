@@ -232,9 +232,10 @@ class Result(_ExactEq):
     def config_columns(self) -> dict[str, object]:
         """The configuration as flat columns (the sweep tables' ``CONFIG_COLUMNS``)."""
         from mamab.columns import flat_config
-        from mamab.experiments.tasks import graph_digest
+        from mamab.topology import graph_digest
 
-        return flat_config(self.config.to_dict(), graph_digest(self.config))
+        c = self.config
+        return flat_config(c.to_dict(), graph_digest(c.graph, c.edges))
 
     def to_dataframe(self):
         """Long pandas DataFrame: one row per (run, agent, t) with regret and bits sent so far.
@@ -349,23 +350,25 @@ class Result(_ExactEq):
     def in_force(self) -> dict:
         """The values the algorithm actually ran with, where the configuration says 'default'.
 
-        alpha in force, and per run: K' and sub-epochs (LCC family), graph diameter (-1:
-        disconnected) and maximum degree.
+        alpha in force, and per run: what the spec's ``in_force`` adds (K' and sub-epochs for the
+        LCC family), graph diameter (-1: disconnected) and maximum degree.
         """
-        from mamab.agents import alpha_of, lcc_shape
+        from mamab.algorithms.registry import check_topology, lookup
 
         c = self.config
-        used: dict = {"alpha": alpha_of(c.algorithm, c.params)}
-        if c.algorithm.startswith("lcc-ucb"):
-            shapes = []
+        spec = lookup(c.algorithm)
+        used: dict = {"alpha": spec.alpha(c.params)}
+        if spec.in_force is not None:  # per run: e.g. K' and sub-epochs (LCC family)
+            per_run: list[dict] = []
             for d, kg in zip(self.diameter.tolist(), self.max_degree.tolist(), strict=True):
                 graph = _GraphFacts(c.agents, kg, d, c.graph)
                 try:
-                    shapes.append(lcc_shape(c.algorithm, graph, c.arms, c.params))  # type: ignore[arg-type]
+                    check_topology(c.algorithm, graph)  # type: ignore[arg-type]
+                    per_run.append(spec.in_force(graph, c.arms, c.params))
                 except ConfigError:
-                    shapes.append((None, None))
-            used["k_prime"] = [kp for kp, _ in shapes]
-            used["sub_epochs"] = [sub for _, sub in shapes]
+                    per_run.append({})
+            for key in sorted({key for values in per_run for key in values}):
+                used[key] = [values.get(key) for values in per_run]
         used["diameter"] = self.diameter.tolist()
         used["max_degree"] = self.max_degree.tolist()
         return used

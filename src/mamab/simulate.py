@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mamab import resources
-from mamab.agents.registry import announce_reference, engine_for
+from mamab.algorithms.registry import announce_reference, engine_for
 from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
 from mamab.instance import make_instance

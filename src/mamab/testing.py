@@ -15,6 +15,9 @@ stamped with the sender's clock, determinism, and that every refusal raises and 
   and a reward that is not a finite real number;
 - numpy integers and floats are taken like Python's (same trajectory), and messages delivered
   one exchange late are taken without error.
+
+:func:`assert_engines_agree` holds an algorithm's fast kernel to its online agents: the same
+configuration on both engines must give identical regret, bits, counters and arms played.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from mamab import topology as topo
-from mamab.agents.base import Agent, Message
+from mamab.algorithms.base import Agent, Message
 from mamab.errors import InvalidMessage, InvalidObservation
 
 Trace = list[tuple[int, ...]]
@@ -360,3 +363,31 @@ class AgentConformance:
         agents = self.make_agents(graph, self.n_arms, self.horizon)
         twin = copy.deepcopy(agents)
         assert self._drive(agents, graph, seed=5) == self._drive(twin, graph, seed=5)
+
+
+def assert_engines_agree(config: Any) -> None:
+    """Raise ``AssertionError`` unless ``config`` gives identical results on both engines.
+
+    Regret and bits on the grid, every counter, the arms every agent played at every step and
+    the agents that crashed or lied must be equal (not close): the fast kernel and the online
+    agents consume the same noise table. ``config`` is a :class:`mamab.Config` whose algorithm
+    has a fast engine (else both runs are the reference engine and the check says so).
+    """
+    import warnings
+
+    from mamab.simulate import simulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a ReferenceEngineWarning: there is no fast engine
+        fast = simulate(config, engine="fast", trace=True, jobs=1)
+    reference = simulate(config, engine="reference", trace=True)
+    what = f"{config.algorithm} (seed {config.seed})"
+    for name in ("regret", "bits", "arms", "crash", "malicious"):
+        a, b = getattr(fast, name), getattr(reference, name)
+        if a is None and b is None:
+            continue
+        if a is None or b is None or not np.array_equal(a, b):
+            raise AssertionError(f"{what}: the engines differ in {name}")
+    for name, values in fast.counts.items():
+        if not np.array_equal(values, reference.counts[name]):
+            raise AssertionError(f"{what}: the engines differ in the counter {name}")

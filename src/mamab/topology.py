@@ -6,6 +6,8 @@ engine visits neighbours in the same order.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -32,6 +34,19 @@ nx = _Networkx()
 GRAPH_KINDS = ("complete", "erdos-renyi", "ring", "line", "star", "grid")
 MAX_CONNECT_TRIES = 1000
 PAIR_BLOCK = 1 << 22  # node pairs drawn at once for G(n, p): memory stays O(block + edges)
+
+
+def graph_digest(graph: str, edges: tuple | None = None) -> str | None:
+    """sha256 of a graph's contents: an edge-list file's bytes, or a networkx graph's edge list
+    (``edges``, as a configuration keeps it). None for a named graph such as 'ring'."""
+    if edges is not None:
+        return hashlib.sha256(json.dumps(edges).encode()).hexdigest()
+    if graph in GRAPH_KINDS:
+        return None
+    try:
+        return hashlib.sha256(Path(graph).read_bytes()).hexdigest()
+    except OSError as err:
+        raise ConfigError(f"cannot read graph file {graph}: {err.strerror or err}") from None
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,7 @@ class Topology:
             raise ConfigError(f"the {self.name} graph is disconnected, so it has no diameter")
         if self.known_diameter is not None:  # named graphs: no all-pairs search on large N
             return self.known_diameter
-        from mamab.engine.diameter import diameter  # numba: loaded when first needed
+        from mamab.diameter import diameter  # numba: loaded when first needed
 
         return int(diameter(*self.csr()))
 

@@ -23,11 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from mamab.agents import ALGORITHMS, check_algorithm
-from mamab.agents.base import Message
-from mamab.agents.demab import count_bits
-from mamab.agents.gosine import REQUEST_BITS
-from mamab.agents.registry import WIRE_CODECS, require_wire
+from mamab.algorithms.base import Message
+from mamab.algorithms.demab.agent import count_bits
+from mamab.algorithms.gosine.agent import REQUEST_BITS
+from mamab.algorithms.registry import builtin_names, check_algorithm, lookup, require_wire
 from mamab.errors import ConfigError, InvalidMessage
 from mamab.schedule import REWARD_BITS, agent_bits, index_bits
 
@@ -64,24 +63,6 @@ _U16, _U32, _U64 = 2**16 - 1, 2**32 - 1, 2**64 - 1
 _FLOAT = struct.Struct(">d")
 _FLOAT_BITS = struct.Struct(">Q")
 
-ALGORITHM_IDS: dict[str, int] = {
-    "lcc-ucb": 1,
-    "lcc-ucb-graph": 2,
-    "lcc-ucb-relay": 3,
-    "no-communication": 4,
-    "full-communication": 5,
-    "demab": 6,
-    "gosine": 7,
-    "coop-ucb2": 8,
-    "dducb": 9,
-    "ucb-network": 10,
-    "gosine-robust": 12,
-    "lcc-ucb-robust": 11,
-}
-"""Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
-
-assert set(ALGORITHM_IDS) == WIRE_CODECS, "every algorithm with wire=True needs a wire id"
-
 
 @dataclass(frozen=True)
 class WireSpec:
@@ -99,7 +80,7 @@ class WireSpec:
             if isinstance(self.algorithm, str):
                 require_wire(self.algorithm)  # a plugin: "has no wire codec", in one line
             raise ConfigError(
-                f"unknown algorithm {self.algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
+                f"unknown algorithm {self.algorithm!r}; choose one of {', '.join(builtin_names())}"
             )
         for name in ("n_arms", "n_agents"):
             value = getattr(self, name)
@@ -114,13 +95,13 @@ class WireSpec:
 
     @property
     def nodes(self) -> int:
-        """Node ids on the wire: the agents, plus DEMAB's server (node N)."""
-        return self.n_agents + (self.algorithm == "demab")
+        """Node ids on the wire: the agents, plus a central server (node N; DEMAB's)."""
+        return self.n_agents + lookup(self.algorithm).central_server
 
     @property
     def server(self) -> int | None:
-        """DEMAB's server node, else None."""
-        return self.n_agents if self.algorithm == "demab" else None
+        """The central server's node (DEMAB's), else None."""
+        return self.n_agents if lookup(self.algorithm).central_server else None
 
 
 @dataclass(frozen=True)
@@ -490,27 +471,36 @@ _ARM, _SAMPLE, _SIGNAL, _COUNT = _ArmLayout(), _SampleLayout(), _SignalLayout(),
 _ARM_LIST, _PAIRS, _ESTIMATES = _ArmListLayout(), _PairsLayout(), _EstimatesLayout()
 _ITERATES = _EstimatesLayout("DDUCB iterates")
 
-KINDS: dict[str, tuple[Kind, ...]] = {
-    "lcc-ucb": (Kind(0, None, _ARM),),
-    "lcc-ucb-graph": (Kind(0, None, _ARM),),
-    "lcc-ucb-relay": (Kind(0, None, _PAIRS),),
-    "lcc-ucb-robust": (Kind(0, None, _ARM),),
-    "no-communication": (),
-    "full-communication": (Kind(0, None, _SAMPLE),),
-    "demab": (
-        Kind(0, "report", _SAMPLE, "to-server"),
-        Kind(1, "count", _COUNT, "to-server"),
-        Kind(2, "arms", _ARM_LIST, "to-server"),
-        Kind(3, "best", _SAMPLE, "from-server"),
-        Kind(4, "send", _SIGNAL, "from-server"),
-        Kind(5, "assign", _ARM_LIST, "from-server"),
-    ),
-    "gosine": (Kind(0, "pull", _SIGNAL), Kind(1, "arm", _ARM)),
-    "coop-ucb2": (Kind(0, None, _ESTIMATES),),
-    "dducb": (Kind(0, None, _ITERATES),),
-    "ucb-network": (Kind(0, "sample", _SAMPLE), Kind(1, "arm", _ARM)),
-    "gosine-robust": (Kind(0, "pull", _SIGNAL), Kind(1, "arm", _ARM)),
+#: The layouts a spec's message kinds name (:class:`mamab.algorithms.spec.MessageKind`).
+LAYOUTS: dict[str, _Layout] = {
+    "arm": _ARM,
+    "sample": _SAMPLE,
+    "signal": _SIGNAL,
+    "count": _COUNT,
+    "arm_list": _ARM_LIST,
+    "pairs": _PAIRS,
+    "estimates": _ESTIMATES,
+    "iterates": _ITERATES,
 }
+
+
+def _codec_tables() -> tuple[dict[str, int], dict[str, tuple[Kind, ...]]]:
+    """The built-ins' wire ids and message kinds, from their specs' wire formats."""
+    ids: dict[str, int] = {}
+    kinds: dict[str, tuple[Kind, ...]] = {}
+    for name in builtin_names():
+        wire = lookup(name).wire
+        if wire is not None:
+            ids[name] = wire.id
+            kinds[name] = tuple(
+                Kind(code, k.tag, LAYOUTS[k.layout], k.direction)
+                for code, k in enumerate(wire.kinds)
+            )
+    return ids, kinds
+
+
+ALGORITHM_IDS, KINDS = _codec_tables()
+"""Fixed ids of the algorithms on the wire (never renumbered; 0 is reserved)."""
 """The message kinds of each algorithm, by code."""
 
 

@@ -16,9 +16,9 @@ from types import TracebackType
 
 import numpy as np
 
-from mamab.agents import Agent, make_agents, network, registry
-from mamab.agents.base import Message
-from mamab.agents.registry import AlgorithmInfo, lookup
+from mamab.algorithms import registry
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.registry import AlgorithmInfo, lookup, make_agents, network
 from mamab.attacks import liars_of
 from mamab.config import Config
 from mamab.errors import ConfigError, PluginError
@@ -82,9 +82,7 @@ def exchange(
             return later
         for message in batch:
             if not topology.are_neighbours(message.sender, message.receiver):
-                raise Breach(
-                    f"agent {message.sender} messaged non-neighbour {message.receiver}"
-                )
+                raise Breach(f"agent {message.sender} messaged non-neighbour {message.receiver}")
             counts["messages_sent"][message.sender] += 1
             counts["bits_sent"][message.sender] += message.bits
             fate = message_fate(loss, delay, fault_key, step, round_, message.sender,

@@ -9,27 +9,22 @@ every kernel ahead, with progress.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-#: The kernel module each built-in algorithm's fast engine runs (others: the LCC kernel).
-KERNEL_MODULES = {"demab": "demab_kernel", "gosine": "gosine_kernel", "coop-ucb2": "coop_kernel",
-                  "dducb": "dducb_kernel", "ucb-network": "ucb_network_kernel",
-                  "gosine-robust": "gosine_kernel"}  # fmt: skip
-DEFAULT_MODULE = "kernels"
+from mamab.errors import ConfigError
+
 NOTICE = "mamab: compiling kernels (first run only; `mamab warmup` compiles them all ahead)…"
 _said = False
 
 
-def _entry_kernels(module: str) -> list:
+def _entry_kernels(module) -> list:
     """The module's top-level kernels: the numba dispatchers that release the GIL."""
-    mod = importlib.import_module(f"mamab.engine.{module}")
     return [
         obj
-        for obj in vars(mod).values()
+        for obj in vars(module).values()
         if hasattr(obj, "_cache") and getattr(obj, "targetoptions", {}).get("nogil")
     ]
 
@@ -46,10 +41,24 @@ def _cached(kernel) -> bool:
 
 def cold(algorithms: list[str]) -> bool:
     """Whether running any of ``algorithms`` on the fast engine will compile a kernel first."""
-    from mamab.agents import ALGORITHMS
+    return any(not _cached(k) for m in kernel_modules(algorithms) for k in _entry_kernels(m))
 
-    modules = {KERNEL_MODULES.get(a, DEFAULT_MODULE) for a in algorithms if a in ALGORITHMS}
-    return any(not _cached(k) for m in sorted(modules) for k in _entry_kernels(m))
+
+def kernel_modules(algorithms: list[str]) -> list:
+    """The kernel modules the fast engines of ``algorithms`` run (their specs say), imported as
+    :func:`mamab.engine.fast.import_kernels` imports them (a plugin's under its cache key)."""
+    from mamab.algorithms.registry import lookup
+    from mamab.engine.fast import import_kernels
+
+    modules: dict[str, object] = {}
+    for name in algorithms:
+        try:
+            spec = lookup(name)
+        except ConfigError:  # a name that fails to load is reported by the run
+            continue
+        for module in import_kernels(spec):
+            modules[module.__name__] = module
+    return [modules[name] for name in sorted(modules)]
 
 
 def compile_notice(algorithms: list[str], stream: TextIO | None = None) -> bool:
@@ -65,11 +74,10 @@ def compile_notice(algorithms: list[str], stream: TextIO | None = None) -> bool:
 def warmup_configs():
     """Tiny configurations that reach every kernel signature: each algorithm, with and without
     faults (crashes, losses and delays are separate code paths)."""
-    from mamab.agents import ALGORITHMS
-    from mamab.agents.registry import supports_faults
+    from mamab.algorithms.registry import builtin_names, supports_faults
     from mamab.config import Config
 
-    for algorithm in ALGORITHMS:
+    for algorithm in builtin_names():
         yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring")
         if supports_faults(algorithm):
             yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring", loss=0.1,

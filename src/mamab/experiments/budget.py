@@ -8,7 +8,7 @@ at more than 24 hours needs an explicit yes (``--yes``, ``allow_long=True``).
 from __future__ import annotations
 
 from mamab import resources
-from mamab.agents.registry import engine_for
+from mamab.algorithms.registry import engine_for
 from mamab.errors import ConfigError
 from mamab.experiments.tasks import Task
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from mamab.agents import ALGORITHMS, AlgorithmParams, alpha_of, demab_radius_of
+from mamab.algorithms.demab.spec import demab_radius_of
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.registry import alpha_of, lookup
+from mamab.errors import ConfigError
 from mamab.experiments.aggregate import (
     CONFIG_COLUMNS,
     ConfigResult,
@@ -316,26 +320,17 @@ CLAIMS: dict[str, Callable[[list[ConfigResult]], list[Claim]]] = {
 }
 
 
-_LCC = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust")
-#: Parameters that only some algorithms use (a table cell is left empty for the others).
-PARAM_USERS = {
-    "alpha": tuple(a for a in ALGORITHMS if a != "demab"),
-    "k_prime": _LCC,
-    "sub_epochs": ("lcc-ucb-graph",),
-    "gossip_exponent": ("gosine", "gosine-robust"),
-    "block_exponent": ("gosine-robust",),
-    "consensus_kappa": ("coop-ucb2",),
-    "demab_radius": ("demab",),
-    "demab_best_arm": ("demab",),
-    "relay_k_prime": ("lcc-ucb-relay",),
-    "dducb_epsilon": ("dducb",),
-    "dducb_index": ("dducb",),
-}
+_PARAM_FIELDS = frozenset(f.name for f in dataclasses.fields(AlgorithmParams))
 
 
 def applies(field: str, algorithm: str) -> bool:
     """Whether ``algorithm`` uses configuration field ``field``."""
-    return algorithm in PARAM_USERS.get(field, (algorithm,))
+    if field not in _PARAM_FIELDS:
+        return True
+    try:
+        return field in lookup(algorithm).reads  # the AlgorithmParams fields its spec reads
+    except ConfigError:  # a plugin not installed here: show everything
+        return True
 
 
 def figure_table(results: list[ConfigResult]) -> str:

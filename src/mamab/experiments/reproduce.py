@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from mamab.agents import AlgorithmParams
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.registry import builtin_names, lookup
 from mamab.experiments.executors import Executor
 from mamab.experiments.report import (
     FAMILY_TITLES,
@@ -21,9 +22,17 @@ from mamab.outdir import claimed
 from mamab.plots import Style, draw_all
 from mamab.storage import atomic_write
 
-#: Algorithms whose alpha ``--alpha`` sets: the paper's UCB algorithms, and LCC-UCB's robust
-#: variant (compared with LCC-UCB, it must explore alike).
-ALPHA_FOLLOWS = PAPER_UCB | {"lcc-ucb-robust"}
+
+def _alpha_follows() -> frozenset[str]:
+    """Algorithms whose alpha ``--alpha`` sets: the paper's UCB algorithms, and the other
+    built-ins on their kernel (LCC-UCB's robust variant: compared with LCC-UCB, it must explore
+    alike)."""
+    kernels = {lookup(name).fast.kernels for name in PAPER_UCB}  # type: ignore[union-attr]
+    same = {n for n in builtin_names() if lookup(n).fast and lookup(n).fast.kernels in kernels}  # type: ignore[union-attr]
+    return PAPER_UCB | same
+
+
+ALPHA_FOLLOWS = _alpha_follows()
 
 
 def with_alpha(spec: SweepSpec, alpha: float) -> SweepSpec:

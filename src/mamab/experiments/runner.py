@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mamab.agents.registry import announce_reference, engine_for
+from mamab.algorithms.registry import announce_reference, engine_for
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments.aggregate import (

@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from mamab import topology as topo
-from mamab.agents import AlgorithmParams
-from mamab.agents.registry import needs_connected
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.registry import needs_connected
 from mamab.config import ERDOS_RENYI, SIGMA_DEFAULT, Config
 from mamab.errors import ConfigError
 from mamab.problem import check_reward

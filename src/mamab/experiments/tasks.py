@@ -20,15 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from mamab.agents import AlgorithmParams
-from mamab.agents.registry import engine_for, plugin_fingerprint
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.registry import engine_for, plugin_fingerprint
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.experiments import provenance
 from mamab.result import COUNTERS
 from mamab.simulate import simulate
 from mamab.storage import atomic_write
-from mamab.topology import GRAPH_KINDS
+from mamab.topology import graph_digest as topology_graph_digest
 
 FORMAT = 1
 ARRAYS = (
@@ -60,20 +60,11 @@ _PARAM_DEFAULTS = json.loads(json.dumps(dataclasses.asdict(AlgorithmParams())))
 
 
 def graph_digest(graph: str | Config) -> str | None:
-    """sha256 of a graph's contents: an edge-list file's bytes, or a networkx graph's edge list.
-
-    None for a named graph such as 'ring'.
-    """
+    """sha256 of a graph's contents: an edge-list file's bytes, or a networkx graph's edge list
+    (:func:`mamab.topology.graph_digest`). None for a named graph such as 'ring'."""
     if isinstance(graph, Config):
-        if graph.edges is not None:
-            return hashlib.sha256(json.dumps(graph.edges).encode()).hexdigest()
-        graph = graph.graph
-    if graph in GRAPH_KINDS:
-        return None
-    try:
-        return hashlib.sha256(Path(graph).read_bytes()).hexdigest()
-    except OSError as err:
-        raise ConfigError(f"cannot read graph file {graph}: {err.strerror or err}") from None
+        return topology_graph_digest(graph.graph, graph.edges)
+    return topology_graph_digest(graph)
 
 
 def without_new_defaults(fields: dict) -> dict:

@@ -33,7 +33,7 @@ TIMEOUT = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
 def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeout: float,
           out: Path | None, **problem) -> None:  # fmt: skip
     """Run one node of a live run in this process, over the roster's authenticated network."""
-    from mamab.agents.registry import require_wire
+    from mamab.algorithms.registry import require_wire
     from mamab.live.agent_process import run_agent
     from mamab.storage import write_json
 
@@ -61,7 +61,7 @@ def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeou
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> None:
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
-    from mamab.agents.registry import require_wire
+    from mamab.algorithms.registry import require_wire
     from mamab.live.fleet import node_count, run_live
     from mamab.processes import exit_on_signals
     from mamab.stats import percent_text

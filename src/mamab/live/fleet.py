@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mamab.agents.registry import central_server
+from mamab.algorithms.registry import central_server
 from mamab.attacks import draw_malicious
 from mamab.cli_types import malicious_flag
 from mamab.config import Config

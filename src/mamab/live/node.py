@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mamab.agents.base import Agent, Message
+from mamab.algorithms.base import Agent, Message
 from mamab.errors import InvalidMessage
 from mamab.live.transport import Transport
 from mamab.wire import Frame, WireSpec, decode_frame, encode_frame

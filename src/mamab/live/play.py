@@ -6,7 +6,8 @@ from dataclasses import asdict
 
 import numpy as np
 
-from mamab.agents import Agent, make_agents, network
+from mamab.algorithms.base import Agent
+from mamab.algorithms.registry import make_agents, network
 from mamab.attacks import Liars, liars_of
 from mamab.config import Config
 from mamab.instance import Instance, make_instance

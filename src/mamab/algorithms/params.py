@@ -120,7 +120,9 @@ def _check_kind(name: str, value: ParamValue, default: Any) -> None:
     else:
         return
     if not ok:
-        raise ConfigError(f"parameter {name} = {value!r} must be {kind} (its default is {default!r})")
+        raise ConfigError(
+            f"parameter {name} = {value!r} must be {kind} (its default is {default!r})"
+        )
 
 
 def _normalise_extra(extra: object) -> tuple[tuple[str, ParamValue], ...]:

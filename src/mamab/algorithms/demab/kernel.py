@@ -1,6 +1,6 @@
 """numba kernel for DEMAB: round-robin elimination per agent, server rounds at phase ends.
 
-Mirrors ``mamab.agents.demab`` operation for operation (same floating-point expressions, same
+Mirrors ``mamab.algorithms.demab.agent`` operation for operation (same floating-point expressions, same
 tie rules, same message accounting); the equality test holds it to that.
 """
 
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from mamab.engine.kernels import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
+from mamab.engine.kernel_api import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
 from mamab.faults import fate
 from mamab.kernel_cache import njit
 

@@ -1,7 +1,7 @@
 """numba kernel for GosInE and gosine-robust: UCB over sticky + non-sticky arms, pull-gossip at
 t = ceil(j^3), and blocking of bad recommenders (gosine-robust).
 
-Mirrors ``mamab.agents.gosine`` operation for operation; the equality test holds it to that.
+Mirrors ``mamab.algorithms.gosine.agent`` operation for operation; the equality test holds it to that.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from mamab.engine.attack_kernel import forged
-from mamab.engine.kernels import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
+from mamab.engine.kernel_api import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
 from mamab.kernel_cache import njit
 
 

@@ -1,11 +1,15 @@
-"""The algorithm registry: every algorithm is a name, a factory of agents and a little metadata.
+"""The algorithm registry: every algorithm is an :class:`AlgorithmSpec`, registered by name.
 
-The built-in algorithms and third-party ones come in through the same door,
-:func:`register_algorithm`. An installed package can also declare its algorithms as entry points
-of the group ``mamab.algorithms`` (entry-point name = algorithm name, object = its ``make``);
-those are imported only when a name is looked up that is not registered yet, or when every
-algorithm is listed, so ``import mamab`` and ``mamab --help`` never import a plugin. A plugin
-that fails to load is reported in one line naming it.
+The registry knows no algorithm. The built-ins register their specs from their own folders
+(each sub-package of :mod:`mamab.algorithms` with a ``spec`` module, imported when a name is first
+looked up), plugins
+through the same door: :func:`register` (a spec) or :func:`register_algorithm` (a ``make`` and
+keyword metadata, from which a spec is built). An installed package can also declare its
+algorithms as entry points of the group ``mamab.algorithms`` (entry-point name = algorithm
+name, object = its ``make`` or an :class:`AlgorithmSpec`); those are imported only when a name
+is looked up that is not registered yet, or when every algorithm is listed, so ``import mamab``
+and ``mamab --help`` never import a plugin. A plugin that fails to load is reported in one line
+naming it.
 
 The factory's contract::
 
@@ -20,63 +24,48 @@ at index i (plus a non-playing server as node N when ``central_server``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import importlib
 import threading
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
-from importlib import metadata as importlib_metadata
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from mamab.agents.base import Agent
-from mamab.agents.params import AlgorithmParams
-from mamab.agents.plugin_digest import definition_digest, file_digest, package_sources
+from mamab.algorithms.base import Agent
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.plugin_digest import definition_digest, file_digest, package_sources
+from mamab.algorithms.spec import (
+    KERNEL_API,
+    AlgorithmSpec,
+    FastEngine,
+    Make,
+    Parameter,
+    WireFormat,
+)
 from mamab.errors import ConfigError
 
 if TYPE_CHECKING:
+    from importlib import metadata as importlib_metadata
+
     import numpy as np
 
     from mamab.topology import Topology
 
 ENTRY_POINT_GROUP = "mamab.algorithms"
-#: Algorithms the fast engine has numba kernels for (``mamab.engine.fast.RUNNERS``).
-FAST_KERNELS = frozenset({"lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "no-communication",
-                          "full-communication", "demab", "gosine", "coop-ucb2", "dducb",
-                          "ucb-network", "gosine-robust", "lcc-ucb-robust"})  # fmt: skip
-#: Algorithms whose messages the wire codec knows (``mamab.wire.ALGORITHM_IDS``).
-WIRE_CODECS = FAST_KERNELS
-
-Make = Callable[["Topology", int, int, AlgorithmParams, "np.random.Generator"], list[Agent]]
-#: ``forge(payload, arm, sender) -> payload``: what a malicious ``sender`` sends instead of
-#: ``payload``, recommending ``arm`` (the attack's arm) wherever the payload recommends one.
-Forge = Callable[[Any, int, int], Any]
 
 
 class ReferenceEngineWarning(UserWarning):
     """An algorithm without a fast kernel runs on the reference engine (same numbers, slower)."""
 
 
-@dataclass(frozen=True)
-class AlgorithmInfo:
-    """A registered algorithm: its factory and what the rest of mamab needs to know about it."""
+#: The registry's record of an algorithm (the name it had before specs existed).
+AlgorithmInfo = AlgorithmSpec
 
-    name: str
-    make: Make
-    needs_connected: bool = False  # refuse a disconnected graph
-    splits_arms: bool = False  # divides the K arms among the N agents: needs K >= N
-    central_server: bool = False  # talks through a server node N, not over the agents' graph
-    fast: bool = False  # a numba kernel exists (built-ins only); else the reference engine runs it
-    default_alpha: float | None = None  # exploration constant when params.alpha is None
-    description: str = ""
-    wire: bool = False  # the wire codec knows its messages (built-ins only): `mamab live` runs it
-    faults: bool = True  # tolerates message loss, delay, crashes and recovery; False: refused
-    forge: Forge | None = None  # how a malicious agent rewrites a message; None: no liars modelled
-    parameters: tuple[str, ...] | None = None  # names it takes in params.extra; None: any
-    source: str = "built-in"  # where it came from: built-in, module:function, or a distribution
-
-
-METADATA = tuple(f.name for f in fields(AlgorithmInfo) if f.name not in ("name", "make", "source"))
+METADATA = tuple(f.name for f in fields(AlgorithmSpec) if f.name not in ("name", "make", "source"))
+_PARAM_FIELDS = frozenset(f.name for f in fields(AlgorithmParams)) - {"extra"}
 _registry: dict[str, AlgorithmInfo] = {}
 _lock = threading.RLock()
 _builtins_loaded = False
@@ -94,21 +83,43 @@ def algorithm_metadata(**metadata: Any) -> Callable[[Make], Make]:
     return attach
 
 
-def register_algorithm(name: str, make: Make, **metadata: Any) -> AlgorithmInfo:
-    """Register ``make`` as algorithm ``name``; metadata as in :class:`AlgorithmInfo`.
+def register_algorithm(name: str, make: Make, **metadata: Any) -> AlgorithmSpec:
+    """Register ``make`` as algorithm ``name``; metadata as the fields of :class:`AlgorithmSpec`.
 
     Keyword metadata override what ``make`` carries from :func:`algorithm_metadata`. A name
-    already registered raises :class:`ConfigError`, and so does ``fast`` or ``wire`` for an
-    algorithm mamab has no kernel or codec for.
+    already registered raises :class:`ConfigError`, and so does ``fast=True`` or ``wire=True``
+    (give a :class:`FastEngine` to bring a kernel; the wire codec knows the built-ins only).
     """
     source = metadata.pop("source", None) or _where(make)
-    if source == "built-in" and name not in FAST_KERNELS:
+    if source == "built-in":
         raise ConfigError(f"algorithm {name}: only mamab's own algorithms are built in")
     info = _build_info(name, make, {**getattr(make, "mamab_metadata", {}), **metadata}, source)
     with _lock:
         _ensure_builtins()
         _add(info)
     return info
+
+
+def register(spec: AlgorithmSpec) -> AlgorithmSpec:
+    """Register ``spec`` (a plugin: its ``source`` becomes where its ``make`` is defined).
+
+    A spec copied from a built-in with another name (``dataclasses.replace``) runs on the
+    built-in's fast engine; the live network still refuses it (wire ids are the built-ins').
+    Returns the spec as registered.
+    """
+    if not isinstance(spec, AlgorithmSpec):
+        raise ConfigError(f"register() takes an AlgorithmSpec, got {spec!r}")
+    metadata = {f.name: getattr(spec, f.name) for f in fields(AlgorithmSpec) if f.name in METADATA}
+    info = _build_info(spec.name, spec.make, metadata, _where(spec.make))
+    with _lock:
+        _ensure_builtins()
+        _add(info)
+    return info
+
+
+def algorithm_spec(name: str) -> AlgorithmSpec:
+    """The registered spec of ``name`` (a built-in, a plugin, or an entry point loaded now)."""
+    return lookup(name)
 
 
 def unregister_algorithm(name: str) -> None:
@@ -148,6 +159,20 @@ def names() -> list[str]:
     return registered + sorted(set(_entry_points()) - set(registered))
 
 
+def registered_names() -> list[str]:
+    """The names registered in this process (built-ins first); entry points are not read."""
+    with _lock:
+        _ensure_builtins()
+        return list(_registry)
+
+
+def builtin_names() -> list[str]:
+    """The built-in algorithms' names, in listing order."""
+    with _lock:
+        _ensure_builtins()
+        return [name for name, info in _registry.items() if info.source == "built-in"]
+
+
 def algorithms() -> tuple[list[AlgorithmInfo], list[str]]:
     """Every algorithm, loading every plugin: (the algorithms, one line per plugin that failed)."""
     errors = []
@@ -168,7 +193,7 @@ def algorithms() -> tuple[list[AlgorithmInfo], list[str]]:
 
 
 def has_fast_kernel(name: str) -> bool:
-    return lookup(name).fast
+    return lookup(name).fast is not None
 
 
 def engine_for(name: str, engine: str = "fast") -> str:
@@ -191,7 +216,8 @@ def announce_reference(name: str) -> None:
 
 def require_wire(name: str) -> None:
     """Refuse an algorithm whose messages the wire codec does not know (``mamab live``)."""
-    if not lookup(name).wire:
+    info = lookup(name)
+    if info.wire is None or info.source != "built-in":
         raise ConfigError(
             f"{name} has no wire codec: the live network runs the built-in algorithms only "
             "(simulate it with `mamab run`)"
@@ -201,25 +227,32 @@ def require_wire(name: str) -> None:
 # -- what the engines ask ------------------------------------------------------------------
 
 
-#: DEMAB's default c in its elimination radius sqrt(c·log T / n) (its ``default_alpha``).
-DEMAB_RADIUS = 2.0
-
-
 def alpha_of(algorithm: str, params: AlgorithmParams) -> float | None:
-    """The exploration constant in force: the given alpha, else the algorithm's default.
+    """The exploration constant in force: the given value, else the algorithm's default.
 
-    DEMAB has no UCB index: its constant is its elimination radius's (:func:`demab_radius_of`).
+    Read from the spec's ``alpha_from`` field (DEMAB: its elimination radius ``demab_radius``).
     """
-    if algorithm == "demab":
-        return demab_radius_of(params)
-    if params.alpha is not None:
-        return float(params.alpha)
-    return lookup(algorithm).default_alpha
+    return lookup(algorithm).alpha(params)
 
 
-def demab_radius_of(params: AlgorithmParams) -> float:
-    """DEMAB's c in sqrt(c·log T / n): ``demab_radius``, else 2 (``alpha`` is not used)."""
-    return DEMAB_RADIUS if params.demab_radius is None else float(params.demab_radius)
+def resolved_params(spec: AlgorithmSpec, params: AlgorithmParams) -> AlgorithmParams:
+    """``params`` with the values in force where they say 'default' (the exploration constant).
+
+    Resolved once per run and handed to the agents' ``make`` and the fast driver. A derived
+    record: configurations (and their ids) keep the parameters as given.
+    """
+    defaults = {
+        p.name: p.default
+        for p in spec.parameters or ()
+        if isinstance(p, Parameter) and p.default is not None and params.get(p.name) is None
+    }
+    if defaults:  # a plugin's own parameters left out: their defaults are in force
+        params = dataclasses.replace(params, extra={**dict(params.extra), **defaults})
+    value = spec.alpha(params)
+    current = getattr(params, spec.alpha_from)
+    if value is None or (type(current) is float and current == value):
+        return params
+    return dataclasses.replace(params, **{spec.alpha_from: value})
 
 
 def check_algorithm(
@@ -232,10 +265,26 @@ def check_algorithm(
             f"{algorithm} splits the arms among the agents and needs K >= N (got N={n_agents}, K={n_arms})"
         )
     if params is not None and params.extra and info.parameters is not None:
-        unknown = [name for name, _ in params.extra if name not in info.parameters]
+        _check_parameters(info, params)
+        unknown = [name for name, _ in params.extra if name not in info.parameter_names]
         if unknown:
-            takes = ", ".join(info.parameters) or "no plugin parameters"
+            takes = ", ".join(info.parameter_names) or "no plugin parameters"
             raise ConfigError(f"{algorithm} takes no parameter {unknown[0]!r} (it takes: {takes})")
+
+
+def _check_parameters(info: AlgorithmSpec, params: AlgorithmParams) -> None:
+    """Refuse a plugin parameter its :class:`Parameter` check rejects, in one line."""
+    given = dict(params.extra)
+    for parameter in info.parameters or ():
+        if isinstance(parameter, Parameter) and parameter.check and parameter.name in given:
+            value = given[parameter.name]
+            try:
+                ok = bool(parameter.check(value))
+            except Exception:  # a check that fails on a value refuses it
+                ok = False
+            if not ok:
+                why = f" ({parameter.doc})" if parameter.doc else ""
+                raise ConfigError(f"{info.name}: parameter {parameter.name}={value!r} refused{why}")
 
 
 def check_topology(algorithm: str, topology: Topology) -> None:
@@ -288,7 +337,8 @@ def make_agents(
     info = lookup(algorithm)
     check_algorithm(algorithm, topology.n_agents, n_arms, params)
     check_topology(algorithm, topology)
-    agents = info.make(topology, n_arms, horizon, params, rng or np.random.default_rng(0))
+    in_force = resolved_params(info, params)
+    agents = info.make(topology, n_arms, horizon, in_force, rng or np.random.default_rng(0))
     if info.source != "built-in":
         _check_made(info, agents, topology.n_agents)
     return agents
@@ -352,13 +402,32 @@ def _build_info(name: object, make: object, metadata: dict[str, Any], source: st
     if not callable(make):
         raise ConfigError(f"algorithm {name}: make must be callable, got {make!r}")
     _check_metadata_keys(f"algorithm {name}", metadata)
-    for flag in ("needs_connected", "splits_arms", "central_server", "fast", "wire", "faults"):
+    for flag in ("needs_connected", "splits_arms", "central_server", "faults", "uses_graph"):
         if not isinstance(metadata.get(flag, False), bool):
             raise ConfigError(f"algorithm {name}: {flag} must be True or False")
-    if metadata.get("fast") and name not in FAST_KERNELS:
-        raise ConfigError(f"algorithm {name}: fast=True, but mamab has no fast kernel for it")
-    if metadata.get("wire") and name not in WIRE_CODECS:
-        raise ConfigError(f"algorithm {name}: wire=True, but the wire codec does not know it")
+    fast = metadata.get("fast")
+    if fast is False:
+        metadata["fast"] = None
+    elif fast is True:
+        raise ConfigError(
+            f"algorithm {name}: fast=True, but mamab has no fast kernel for it "
+            "(give a FastEngine: docs/extending.md)"
+        )
+    elif fast is not None and not isinstance(fast, FastEngine):
+        raise ConfigError(f"algorithm {name}: fast must be a FastEngine or None, got {fast!r}")
+    elif fast is not None and fast.api != KERNEL_API:
+        raise ConfigError(
+            f"algorithm {name}: its kernel is written for kernel API {fast.api}; "
+            f"this mamab runs version {KERNEL_API}"
+        )
+    wire = metadata.get("wire")
+    if wire is False:
+        metadata["wire"] = None
+    elif wire is not None and not isinstance(wire, WireFormat):
+        raise ConfigError(
+            f"algorithm {name}: wire=True, but the wire codec does not know it "
+            "(the live network runs the built-in algorithms only)"
+        )
     if metadata.get("forge") is not None and not callable(metadata["forge"]):
         raise ConfigError(f"algorithm {name}: forge must be callable, got {metadata['forge']!r}")
     alpha = metadata.get("default_alpha")
@@ -366,17 +435,22 @@ def _build_info(name: object, make: object, metadata: dict[str, Any], source: st
         isinstance(alpha, bool) or not isinstance(alpha, int | float) or not alpha > 0
     ):
         raise ConfigError(f"algorithm {name}: default_alpha must be a positive number, got {alpha!r}")  # fmt: skip
+    if metadata.get("alpha_from", "alpha") not in _PARAM_FIELDS:
+        raise ConfigError(f"algorithm {name}: alpha_from must name an AlgorithmParams field")
     if not isinstance(metadata.get("description", ""), str):
         raise ConfigError(f"algorithm {name}: description must be a string")
     parameters = metadata.get("parameters")
     if parameters is not None:
         metadata["parameters"] = _parameter_names(name, parameters)
-    return AlgorithmInfo(name=name, make=make, source=source, **metadata)  # type: ignore[arg-type]
+    for key in ("reads", "parameters"):
+        if isinstance(metadata.get(key), list):
+            metadata[key] = tuple(metadata[key])
+    return AlgorithmSpec(name=name, make=make, source=source, **metadata)  # type: ignore[arg-type]
 
 
-def _parameter_names(name: str, parameters: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(parameters, str) or not all(isinstance(p, str) for p in parameters):
-        raise ConfigError(f"algorithm {name}: parameters must be a list of names")
+def _parameter_names(name: str, parameters: Iterable[str | Parameter]) -> tuple:
+    if isinstance(parameters, str) or not all(isinstance(p, str | Parameter) for p in parameters):
+        raise ConfigError(f"algorithm {name}: parameters must be a list of names or Parameters")
     return tuple(parameters)
 
 
@@ -395,18 +469,39 @@ def _where(make: object) -> str:
     return f"{getattr(make, '__module__', '?')}:{name}"
 
 
+def builtin_families() -> list:
+    """The built-in families' spec modules: every sub-package of :mod:`mamab.algorithms` with a
+    ``spec`` module (holding ``SPECS``, and ``LISTED``, the family's place in the listing)."""
+    import pkgutil
+
+    import mamab.algorithms as package
+
+    modules = [
+        importlib.import_module(f"{package.__name__}.{found.name}.spec")
+        for found in pkgutil.iter_modules(package.__path__)
+        if found.ispkg
+    ]
+    return sorted(modules, key=lambda module: (module.LISTED, module.__name__))
+
+
 def _ensure_builtins() -> None:
+    """Register the built-in families' specs, once (the door plugins use, marked built in)."""
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        from mamab.agents.builtins import register_builtins
-
-        register_builtins()
+        for module in builtin_families():
+            for spec in module.SPECS:
+                metadata = {
+                    f.name: getattr(spec, f.name) for f in fields(spec) if f.name in METADATA
+                }
+                _add(_build_info(spec.name, spec.make, metadata, "built-in"))
 
 
 @functools.cache
 def _entry_points() -> dict[str, list[importlib_metadata.EntryPoint]]:
     """The group's entry points by name (metadata only: nothing is imported)."""
+    from importlib import metadata as importlib_metadata
+
     found: dict[str, list[importlib_metadata.EntryPoint]] = {}
     for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, []).append(ep)
@@ -431,7 +526,16 @@ def _load_entry_point(name: str, found: list[importlib_metadata.EntryPoint]) -> 
     if name in _registry:  # loading the plugin registered it in-process too
         return _registry[name]
     version = ep.dist.version if ep.dist is not None else "?"
-    return register_algorithm(name, make, source=f"{_dist_name(ep)} {version} ({ep.value})")
+    source = f"{_dist_name(ep)} {version} ({ep.value})"
+    if isinstance(make, AlgorithmSpec):  # the entry point names a spec: register it as is
+        if make.name != name:
+            make = dataclasses.replace(make, name=name)
+        metadata = {f.name: getattr(make, f.name) for f in fields(make) if f.name in METADATA}
+        info = _build_info(name, make.make, metadata, source)
+        with _lock:
+            _add(info)
+        return info
+    return register_algorithm(name, make, source=source)
 
 
 def _dist_name(ep: importlib_metadata.EntryPoint) -> str:

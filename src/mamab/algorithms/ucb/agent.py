@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from mamab.agents.base import Agent, Message
-from mamab.agents.ucb import UCB
+import numpy as np
+
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.ucb_index import UCB
 from mamab.errors import InvalidMessage
 from mamab.schedule import REWARD_BITS, index_bits
+from mamab.topology import Topology
 
 
 class NoCommunicationAgent(Agent):
@@ -74,6 +78,19 @@ class FullCommunicationAgent(NoCommunicationAgent):
         self.ucb.update(arm, reward)
 
 
-def forge_nothing(payload: object, arm: int, sender: int) -> object:
-    """No-communication sends nothing to forge: its malicious agents only leave the average."""
-    return payload
+def make_no_communication(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+                          rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    alpha = params.alpha
+    return [
+        NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], alpha)
+        for i in range(topology.n_agents)
+    ]
+
+
+def make_full_communication(topology: Topology, n_arms: int, horizon: int,
+                            params: AlgorithmParams, rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    alpha = params.alpha
+    return [
+        FullCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], alpha)
+        for i in range(topology.n_agents)
+    ]

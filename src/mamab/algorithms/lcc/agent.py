@@ -15,10 +15,21 @@ from typing import Any
 
 import numpy as np
 
-from mamab.agents.base import Agent, Message
-from mamab.agents.ucb import UCB
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.lcc.variants import RELAY, ROBUST
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.ucb_index import UCB
 from mamab.errors import InvalidMessage
-from mamab.schedule import agent_bits, base_length, index_bits, is_listed, phase_lengths
+from mamab.schedule import (
+    agent_bits,
+    base_length,
+    index_bits,
+    initial_block,
+    is_listed,
+    k_prime,
+    phase_lengths,
+)
+from mamab.topology import Topology
 
 
 class LccUcbAgent(Agent):
@@ -261,12 +272,49 @@ class LccUcbRobustAgent(LccUcbAgent):
         super()._end_phase(best)
 
 
-def forge_recommendation(payload: int, arm: int, sender: int) -> int:
-    """A malicious LCC-UCB agent recommends the attack's arm."""
-    return arm
+def lcc_shape(
+    mode: int, sub_epochs: bool, topology: Topology, n_arms: int, params: AlgorithmParams
+) -> tuple[int, int]:
+    """(K', phases per epoch) of an LCC-family variant on ``topology``, paper defaults unless set.
+
+    LCC-UCB and LCC-UCB-GRAPH use K' = ceil(K/N) + K_G (Thm 1, Cor. 1, Thm 3). Relaying hears all
+    N-1 others: K' = ceil(K/N) + N - 1 by default, or ceil(K/N) + K_G with
+    ``relay_k_prime="degree"`` (the paper does not say). With ``sub_epochs`` (LCC-UCB-GRAPH),
+    D = max(1, diameter) sub-epochs.
+    """
+    n = topology.n_agents
+    relay_hears_all = mode == RELAY and params.relay_k_prime == "agents"
+    degree = n - 1 if relay_hears_all else topology.max_degree
+    kp = params.k_prime or k_prime(n_arms, n, degree)
+    sub = 1
+    if sub_epochs:
+        sub = params.sub_epochs or max(1, topology.diameter)
+    return kp, sub
 
 
-def forge_own_pair(payload: tuple, arm: int, sender: int) -> tuple:
-    """A malicious relay agent forges its own (origin, arm) pair and forwards the others' as
-    received (a choice: its lie is its recommendation, as for LCC-UCB)."""
-    return tuple((origin, arm if origin == sender else a) for origin, a in payload)
+def make_lcc_agents(mode: int, sub_epochs: bool, topology: Topology, n_arms: int, horizon: int,
+                    params: AlgorithmParams) -> list[Agent]:  # fmt: skip
+    """The agents of an LCC-family variant (they differ in K', D, relaying and blocking);
+    ``params`` holds the values in force (alpha resolved)."""
+    n = topology.n_agents
+    kp, sub = lcc_shape(mode, sub_epochs, topology, n_arms, params)
+    agents: list[Agent] = []
+    for i in range(n):
+        common = dict(
+            agent_id=i,
+            n_arms=n_arms,
+            horizon=horizon,
+            neighbours=topology.neighbours[i],
+            initial_arms=initial_block(i, n_arms, n),
+            k_prime=kp,
+            sub_epochs=sub,
+            alpha=params.alpha,
+        )
+        if mode == RELAY:
+            relay = max(1, topology.diameter)
+            agents.append(RelayAgent(**common, relay_rounds=relay, n_agents=n))
+        elif mode == ROBUST:
+            agents.append(LccUcbRobustAgent(**common))
+        else:
+            agents.append(LccUcbAgent(**common))
+    return agents

@@ -27,10 +27,22 @@ import math
 import numbers
 from typing import Any
 
-from mamab.agents.base import Agent, Message
-from mamab.demab_schedule import phase_ends, radius, redivide, stage_one_length, unbalanced
+import numpy as np
+
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.demab.schedule import (
+    draw_permutation,
+    initial_split,
+    phase_ends,
+    radius,
+    redivide,
+    stage_one_length,
+    unbalanced,
+)
+from mamab.algorithms.params import AlgorithmParams
 from mamab.errors import InvalidMessage, InvalidObservation
 from mamab.schedule import REWARD_BITS, index_bits, is_listed
+from mamab.topology import Topology
 
 #: Rounds of the exchange after a phase: report, best, count, send, arms, assign.
 EXCHANGE_ROUNDS = 6
@@ -253,3 +265,15 @@ class DemabServer(Agent):
                 out = [self._message(n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
                        for n in range(self.n_agents)]  # fmt: skip
         return out
+
+
+def make_demab(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+               rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    n = topology.n_agents
+    split = initial_split(draw_permutation(rng, n_arms), n)
+    alpha = params.demab_radius
+    players: list[Agent] = [
+        DemabAgent(i, n_arms, horizon, n, split[i], n, alpha, params.demab_best_arm)
+        for i in range(n)
+    ]
+    return [*players, DemabServer(n, n_arms, horizon, n)]

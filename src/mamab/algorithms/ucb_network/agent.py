@@ -17,10 +17,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mamab.agents.base import Agent, Message
-from mamab.agents.ucb import UCB
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.ucb_index import UCB
 from mamab.errors import InvalidMessage
 from mamab.schedule import REWARD_BITS, index_bits
+from mamab.topology import Topology
 
 SAMPLE, ARM = "sample", "arm"
 _PAYLOADS = {SAMPLE: 3, ARM: 2}  # tag -> payload length: ("sample", arm, reward), ("arm", arm)
@@ -123,3 +125,13 @@ class UcbNetworkAgent(Agent):
         self._heard.add(self._check_first_copy(message, kind))
         if message.stamp >= self._arm_stamp:
             self._next_arm, self._arm_stamp = arm, int(message.stamp)
+
+
+def make_ucb_network(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+                     rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    leaders = leader_of(topology.neighbours)
+    alpha = params.alpha
+    return [
+        UcbNetworkAgent(i, n_arms, horizon, topology.neighbours[i], leaders, alpha)
+        for i in range(topology.n_agents)
+    ]

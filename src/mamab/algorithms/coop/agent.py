@@ -15,9 +15,11 @@ import math
 
 import numpy as np
 
-from mamab.agents.base import Agent, Message
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.params import AlgorithmParams
 from mamab.errors import InvalidMessage
 from mamab.schedule import REWARD_BITS
+from mamab.topology import Topology
 
 
 def consensus_weights(degree: int, max_degree: int, kappa: float) -> tuple[float, float]:
@@ -108,3 +110,14 @@ class CoopUcbAgent(Agent):
             sums = sums + self.weight * their_sums
         self.counts, self.sums = counts, sums
         self._own, self._inbox = None, {}
+
+
+def make_coop(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+              rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    n = topology.n_agents
+    alpha = params.alpha
+    return [
+        CoopUcbAgent(i, n_arms, horizon, topology.neighbours[i], n, topology.max_degree, alpha,
+                     params.consensus_kappa)
+        for i in range(n)
+    ]  # fmt: skip

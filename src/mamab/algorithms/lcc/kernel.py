@@ -28,15 +28,28 @@ import math
 
 import numpy as np
 
+from mamab.algorithms.lcc.variants import FULL_COMMUNICATION, LCC, NO_COMMUNICATION, RELAY, ROBUST
 from mamab.engine.attack_kernel import forged
+from mamab.engine.kernel_api import (
+    BITS,
+    BITS_RECV,
+    GRID,
+    IN_PHASE,
+    PHASE,
+    RECV,
+    ROUNDS,
+    SENT,
+    STEP,
+    arrive,
+    fate_to,
+    route,
+)
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
 from mamab.kernel_cache import njit
 
-NO_COMMUNICATION, FULL_COMMUNICATION, LCC, RELAY, ROBUST = 0, 1, 2, 3, 4  # LCC family: >= LCC
+__all__ = ["FULL_COMMUNICATION", "LCC", "NO_COMMUNICATION", "RELAY", "ROBUST", "run_chunk"]
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)
-SENT, BITS, RECV, BITS_RECV, ROUNDS, LOST, BITS_LOST = 0, 1, 2, 3, 4, 5, 6
-STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3
 SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candidates pay
 
 
@@ -63,71 +76,6 @@ def _join(n, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_e
     size[n] = m + 1
     untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
     block_end[n] = -1
-
-
-@njit(cache=True, inline="always")
-def _count_lost(counters, sender, bits):
-    if sender < counters.shape[1]:  # a server's own counters are not kept
-        counters[LOST, sender] += 1
-        counters[BITS_LOST, sender] += bits
-
-
-@njit(cache=True, inline="always")
-def _count_received(counters, receiver, bits):
-    if receiver < counters.shape[1]:
-        counters[RECV, receiver] += 1
-        counters[BITS_RECV, receiver] += bits
-
-
-@njit(cache=True, inline="always")
-def route(counters, f, sender, receiver, bits, arm, reward, late, late_reward, late_n):
-    """Settle a paid-for message of fate ``f``: count it lost, hold it, or count it received.
-
-    True when it arrives now; a held one arrives at the next exchange (see :func:`arrive`).
-    """
-    if f == LOSE:
-        _count_lost(counters, sender, bits)
-        return False
-    if f == DELAY:
-        i = late_n[0]
-        late[i, 0] = sender
-        late[i, 1] = receiver
-        late[i, 2] = bits
-        late[i, 3] = arm
-        late_reward[i] = reward
-        late_n[0] = i + 1
-        return False
-    _count_received(counters, receiver, bits)
-    return True
-
-
-@njit(cache=True, inline="always")
-def arrive(late, i, counters, alive):
-    """Held message i reaches its receiver now (True), or is lost: the receiver is dead."""
-    sender, receiver, bits = late[i, 0], late[i, 1], late[i, 2]
-    if receiver < alive.shape[0] and not alive[receiver]:  # a server never crashes
-        _count_lost(counters, sender, bits)
-        return False
-    _count_received(counters, receiver, bits)
-    return True
-
-
-@njit(cache=True)
-def drop_late(late, late_n, counters, alive):
-    """Held messages arrive (or meet a dead receiver) and are dropped: their round is over."""
-    for i in range(late_n[0]):
-        arrive(late, i, counters, alive)
-    late_n[0] = 0
-
-
-@njit(cache=True, inline="always")
-def fate_to(alive, loss, delay, key, step, round_, sender, receiver):
-    """A message's fate; one that would arrive now at a dead agent is lost (a delayed one meets
-    its receiver's state at the next exchange)."""
-    f = fate(loss, delay, key, step, round_, sender, receiver)
-    if f == DELIVER and not alive[receiver]:
-        return LOSE
-    return f
 
 
 @njit(cache=True)

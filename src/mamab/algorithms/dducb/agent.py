@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mamab.agents.base import Agent, Message
-from mamab.agents.params import DDUCB_EPSILON as DEFAULT_EPSILON
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.params import DDUCB_EPSILON as DEFAULT_EPSILON
+from mamab.algorithms.params import AlgorithmParams
 from mamab.errors import ConfigError, InvalidMessage
 from mamab.schedule import REWARD_BITS
 from mamab.topology import Topology
@@ -231,3 +232,15 @@ class DducbAgent(Agent):
             if index > best_index:
                 best, best_index = arm, index
         return best
+
+
+def make_dducb(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+               rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    n = topology.n_agents
+    plan = mixing_plan(topology, params.dducb_epsilon)
+    alpha = params.alpha
+    return [
+        DducbAgent(i, n_arms, horizon, topology.neighbours[i], n, plan, alpha,
+                   params.dducb_index == "every-step")
+        for i in range(n)
+    ]  # fmt: skip

@@ -10,11 +10,21 @@ neighbour it did not ask, or a second request or reply from one sender, is refus
 
 from __future__ import annotations
 
-from mamab.agents.base import Agent, Message
-from mamab.agents.ucb import UCB
+import numpy as np
+
+from mamab.algorithms.base import Agent, Message
+from mamab.algorithms.gosine.schedule import (
+    block_ends,
+    draw_partners,
+    initial_sets,
+    partner,
+    phase_ends,
+)
+from mamab.algorithms.params import AlgorithmParams
+from mamab.algorithms.ucb_index import UCB
 from mamab.errors import InvalidMessage
-from mamab.gosine_schedule import block_ends, partner, phase_ends
 from mamab.schedule import index_bits, is_listed
+from mamab.topology import Topology
 
 REQUEST_BITS = 1
 KINDS = {"pull": 1, "arm": 2}  # the payloads: ("pull",), a request; ("arm", a), a reply
@@ -184,6 +194,27 @@ class GosineRobustAgent(GosineAgent):
         self.recommendation = (sender, arm)
 
 
-def forge_reply(payload: tuple, arm: int, sender: int) -> tuple:
-    """A malicious GosInE agent answers a pull request with the attack's arm; it asks normally."""
-    return ("arm", arm) if payload[0] == "arm" else payload
+def make_gosine(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+                rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    n = topology.n_agents
+    ends = phase_ends(horizon, params.gossip_exponent)
+    draws = draw_partners(rng, len(ends), n)
+    alpha = params.alpha
+    return [
+        GosineAgent(i, n_arms, horizon, topology.neighbours[i], *initial_sets(i, n_arms, n), draws[:, i],
+                    alpha, params.gossip_exponent)
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def make_gosine_robust(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
+                       rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+    """GosInE's agents with blocking: the same partner draws and initial sets as gosine."""
+    n = topology.n_agents
+    draws = draw_partners(rng, len(phase_ends(horizon, params.gossip_exponent)), n)
+    alpha = params.alpha
+    return [
+        GosineRobustAgent(i, n_arms, horizon, topology.neighbours[i], *initial_sets(i, n_arms, n),
+                          draws[:, i], alpha, params.gossip_exponent, params.block_exponent)
+        for i in range(n)
+    ]  # fmt: skip

@@ -1,6 +1,6 @@
 """numba kernel for coop-UCB2: UCB on running-consensus estimates, 2K numbers per edge per step.
 
-Mirrors ``mamab.agents.coop`` operation for operation (same expressions, neighbours added in
+Mirrors ``mamab.algorithms.coop.agent`` operation for operation (same expressions, neighbours added in
 increasing id); the equality test holds it to that. Estimates delayed by one exchange stand in
 for a neighbour's missing current ones: ``late_edge[e]`` marks the edge e (in the receiver's
 adjacency) whose message of the last step was held, ``prev_counts``/``prev_sums`` keep what
@@ -10,35 +10,63 @@ every agent sent then.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from mamab.engine.kernels import (
+from mamab.engine.kernel_api import (
     BITS,
     BITS_LOST,
     BITS_RECV,
-    GRID,
     LOST,
     RECV,
     ROUNDS,
     SENT,
     STEP,
+    end_step,
     fate_to,
+    played,
+    reward_of,
 )
 from mamab.faults import DELAY, DELIVER, LOSE
 from mamab.kernel_cache import njit
 
 
+class Estimates(NamedTuple):
+    """Every agent's consensus estimates (agents, arms) and the edges' held messages."""
+
+    counts: np.ndarray  # the running consensus of counts
+    sums: np.ndarray  # ... and of sums
+    own_counts: np.ndarray  # this step's estimates plus the agent's own pull (what it sends)
+    own_sums: np.ndarray
+    prev_counts: np.ndarray  # what was sent the step before (a delayed message carries it)
+    prev_sums: np.ndarray
+    late_edge: np.ndarray  # (CSR edges,) the edge's last message is held
+
+
+class Consensus(NamedTuple):
+    """The run's constants: consensus weights, the graph, the index and the message size."""
+
+    weight: np.ndarray  # (agents,) a neighbour's weight
+    self_weight: np.ndarray  # (agents,)
+    indptr: np.ndarray
+    indices: np.ndarray
+    n_agents: int  # N in the index
+    alpha: float
+    message_bits: int
+
+
 @njit(cache=True, nogil=True)
-def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, counts, sums, own_counts,
-               own_sums, weight, self_weight, indptr, indices, n_agents_total, means, gaps, bernoulli,
-               sigma, alpha, message_bits, trace, trace_out, loss, delay, fault_key, crash, back,
-               late_edge, prev_counts, prev_sums):  # fmt: skip
+def coop_chunk(noise, rewards, out, faults, est, plan):
     """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
+    counts, sums, own_counts, own_sums = est.counts, est.sums, est.own_counts, est.own_sums
+    counters, late_edge, indptr, indices = out.counters, est.late_edge, plan.indptr, plan.indices
+    weight, self_weight, message_bits = plan.weight, plan.self_weight, plan.message_bits
+    crash, back, alpha, n_agents_total = faults.crash, faults.back, plan.alpha, plan.n_agents
     n_agents, n_arms = counts.shape
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
-        t = pos[STEP] + 1
+        t = out.pos[STEP] + 1
         log_t = math.log(t)
         extra = math.sqrt(log_t)
         for n in range(n_agents):
@@ -63,13 +91,8 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
                     )
                     if index > value:
                         arm, value = i, index
-            if bernoulli:
-                reward = np.float64(noise[row, n] < means[arm])
-            else:
-                reward = means[arm] + sigma * noise[row, n]
-            regret[n] += gaps[arm]
-            if trace:
-                trace_out[pos[STEP], n] = arm
+            reward = reward_of(rewards, noise[row, n], arm)
+            played(out, rewards, n, arm)
             own_counts[n, :] = counts[n, :]
             own_sums[n, :] = sums[n, :]
             own_counts[n, arm] += 1.0
@@ -96,7 +119,7 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
                     counters[BITS_RECV, n] += message_bits
                 f = LOSE  # a dead neighbour sent nothing
                 if alive[j]:
-                    f = fate_to(alive, loss, delay, fault_key, t, 0, j, n)
+                    f = fate_to(alive, faults.loss, faults.delay, faults.key, t, 0, j, n)
                     if f == DELAY:
                         late_edge[e] = True
                     elif f == DELIVER:
@@ -113,13 +136,9 @@ def coop_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, coun
                         sums[n, i] = sums[n, i] + weight[n] * own_sums[j, i]
                 elif was_late:  # the newest estimates n has from j
                     for i in range(n_arms):
-                        counts[n, i] = counts[n, i] + weight[n] * prev_counts[j, i]
-                        sums[n, i] = sums[n, i] + weight[n] * prev_sums[j, i]
-        if delay > 0.0:
-            prev_counts[:, :] = own_counts
-            prev_sums[:, :] = own_sums
-        pos[STEP] += 1
-        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
-            recorded[:, pos[GRID]] = regret
-            recorded_bits[:, pos[GRID]] = counters[BITS]
-            pos[GRID] += 1
+                        counts[n, i] = counts[n, i] + weight[n] * est.prev_counts[j, i]
+                        sums[n, i] = sums[n, i] + weight[n] * est.prev_sums[j, i]
+        if faults.delay > 0.0:
+            est.prev_counts[:, :] = own_counts
+            est.prev_sums[:, :] = own_sums
+        end_step(out)

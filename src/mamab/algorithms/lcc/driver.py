@@ -1,0 +1,97 @@
+"""The LCC kernel's driver: one run of an LCC-family algorithm or a UCB baseline.
+
+The spec's settings say which: ``mode`` (:mod:`.variants`) and ``sub_epochs`` (LCC-UCB-GRAPH).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mamab.algorithms.lcc import kernel as kernels
+from mamab.algorithms.lcc.agent import lcc_shape
+from mamab.engine.recording import FastRun
+from mamab.result import RunResult
+from mamab.schedule import (
+    REWARD_BITS,
+    agent_bits,
+    base_length,
+    block_size,
+    index_bits,
+    initial_block,
+    phase_lengths,
+)
+
+
+def run(run: FastRun) -> RunResult:
+    """One run of an LCC-family algorithm or a UCB baseline (one kernel; the spec's ``mode``)."""
+    config, instance, grid, trace = run.config, run.instance, run.grid, run.trace
+    problem, graph = instance.problem, instance.topology
+    n, k, horizon = config.agents, config.arms, config.horizon
+    indptr, indices = graph.csr()
+    mode, sub_epochs = run.settings["mode"], run.settings.get("sub_epochs", False)
+    rounds = max(1, graph.diameter) if mode == kernels.RELAY else 1
+    rec = run.record(late_capacity=rounds * indices.size)
+    phases = np.zeros(1, dtype=np.int64)
+    block = np.zeros((n, 1), dtype=np.int64)
+    relay_rounds, message_bits = 0, index_bits(k)
+    if mode in (kernels.NO_COMMUNICATION, kernels.FULL_COMMUNICATION):
+        slots = k
+        slot_arm = np.tile(np.arange(k, dtype=np.int64), (n, 1))
+        size = np.full(n, k, dtype=np.int64)
+        message_bits += REWARD_BITS
+    else:
+        kp, sub = lcc_shape(mode, sub_epochs, graph, k, run.params)
+        phases = phase_lengths(horizon, base_length(kp), sub)
+        block = np.array([initial_block(i, k, n) for i in range(n)], dtype=np.int64)
+        slots = block_size(k, n) + (n - 1 if mode == kernels.RELAY else graph.max_degree)
+        slot_arm = np.zeros((n, slots), dtype=np.int64)
+        slot_arm[:, : block.shape[1]] = block
+        size = np.full(n, block.shape[1], dtype=np.int64)
+        if mode == kernels.RELAY:
+            relay_rounds, message_bits = rounds, agent_bits(n) + index_bits(k)
+    flood = (n, n) if mode == kernels.RELAY else (1, 1)
+    known, fresh, nxt = (np.zeros(flood, dtype=np.bool_) for _ in range(3))
+    late_pair = np.full(flood, -1, dtype=np.int64)  # relay pairs held for the next exchange
+    heard = np.zeros(flood, dtype=np.int64)  # relay: the arm each agent first heard per origin
+    robust = mode == kernels.ROBUST  # per CSR edge: offences, blocks, taken; the reverse edge
+    trust = robust_state(indices.size if robust else 1)
+    reverse = reverse_edges(indptr, indices) if robust else np.zeros(1, dtype=np.int64)
+    count = np.zeros((n, slots), dtype=np.int64)
+    total, mean, inv_sqrt = (np.zeros((n, slots)) for _ in range(3))
+    cand = np.zeros((n, slots), dtype=np.int64)
+    in_cand = np.zeros((n, slots), dtype=np.bool_)
+    untried, samples, n_cand = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    block_end = np.full(n, -1, dtype=np.int64)
+    bound, block_width = np.zeros(n), np.zeros(n)
+    for noise in run.noise():
+        kernels.run_chunk(
+            mode, noise, rec.pos, grid, rec.recorded, rec.recorded_bits, rec.regret, rec.counters,
+            count, total, mean, inv_sqrt, cand, in_cand,
+            untried, samples, n_cand, block_end, bound, block_width,
+            slot_arm, size, problem.means, problem.gaps, config.reward == "bernoulli",
+            float(config.sigma), run.params.alpha,
+            phases, block, indptr, indices, relay_rounds, message_bits,
+            known, fresh, nxt, trace, rec.trace_out, rec.loss, rec.delay, rec.fault_key, rec.crash,
+            rec.back, rec.late, rec.late_reward, rec.late_n, late_pair, heard, rec.liar,
+            rec.attack, rec.attack_arm, rec.attack_pool, rec.attack_key, trust, reverse,
+        )  # fmt: skip
+    return rec.result(instance, trace)
+
+
+def robust_state(edges: int) -> np.ndarray:
+    """LCC-UCB-ROBUST's offences, blocked-until phase and recommendation taken for the running
+    phase (-1: none) per directed CSR edge (3, edges), as fresh agents have them: O(E), not O(N²)."""
+    trust = np.zeros((3, edges), dtype=np.int64)
+    trust[kernels.TAKEN] = -1
+    return trust
+
+
+def reverse_edges(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """For each directed CSR edge e = (u -> v), the index of (v -> u): once per run, vectorised.
+
+    The graph is undirected and each row sorted, so the keys u·N + v of the edges ascend and
+    each reversed key is found by binary search.
+    """
+    n = indptr.size - 1
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    return np.searchsorted(rows * n + indices, indices * n + rows).astype(np.int64, copy=False)
