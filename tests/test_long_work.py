@@ -297,11 +297,18 @@ def test_warmup_and_live_off_a_terminal_report_progress(eager, monkeypatch, caps
     code, _, err = invoke(["warmup"], capsys)
     assert code == 0 and "compiling kernels: " in err and "configs" in err
 
-    def fake_live(config, sync, timeout, progress):
-        for run in config.run_ids:
+    def fake_live(config, sync, timeout, progress, out=None):
+        from mamab.stats import run_statistics
+
+        runs = list(config.run_ids)
+        for run in runs:
             progress(run, 0.5)
-        return {"per_run": [{"run": r, "final_regret_mean": 1.0, "stopped": []}
-                            for r in config.run_ids]}  # fmt: skip
+        counters = np.zeros((len(runs), config.agents))
+        return {
+            "per_run": [{"run": r, "final_regret_mean": 1.0, "stopped": [], "silences": []}
+                        for r in runs],
+            "statistics": run_statistics(runs, np.ones(len(runs)), counters, counters),
+        }  # fmt: skip
 
     monkeypatch.setattr(fleet, "run_live", fake_live)
     code, _, err = invoke(["live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6", "-T", "50",
