@@ -213,13 +213,26 @@ class LiveNode:
                     break
 
     def close(self) -> None:
-        """Tell the neighbours this node is done, then close the transport (idempotent)."""
+        """Tell the neighbours this node is done, then close the transport (idempotent).
+        In sync mode, first wait for the neighbours still answering to be done too."""
         if self._closed:
             return
         self._closed = True
         for v in sorted(self._neighbours):
             self._send_frame(Frame(self.agent.agent_id, v, self.clock, BYE_ROUND, ()))
+        if self.sync:
+            self._linger()
         self.transport.close()
+
+    def _linger(self) -> None:
+        """Sync: wait (up to ``timeout``) until every neighbour still answering has said
+        goodbye, answering its resend requests meanwhile: one that was killed after this
+        node's last wait for it, and resumed, still needs this node's frames."""
+        deadline = time.monotonic() + self.timeout
+        while self._waiting_for - self._finished:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._receive(left)[0]:
+                return
 
     # -- the exchange --
 
@@ -498,8 +511,10 @@ class LiveNode:
         if control.digest != self.digest:
             raise refuse(me, v, self.record, control.record or {})
         known = lk.session
-        if known is not None and envelope.session != known and (
-            link.incarnation(envelope.session) <= link.incarnation(known)
+        if (
+            known is not None
+            and envelope.session != known
+            and (link.incarnation(envelope.session) <= link.incarnation(known))
         ):
             self.counts.stale_frames += 1  # an earlier incarnation, or a second process as one
             self._hello(v, answer=False)  # it learns what this node took from its run
