@@ -232,3 +232,32 @@ def test_the_record_names_every_field_of_the_run(tmp_path: Path) -> None:
         config, 2, False, fleet(dataclasses.replace(config, graph="line"), 2)[0].topology
     )
     assert other["graph_digest"] != record["graph_digest"]
+
+
+def test_a_node_started_again_without_resume_is_refused() -> None:
+    """Node 1 plays 30 steps with node 0 and dies; a fresh node 1 (incarnation 1 again, no
+    checkpoint) says hello: node 0 refuses it (it has heard this run from node 1 already) and
+    the fresh node stops with one line saying it was started again without --resume."""
+    from mamab.errors import ConfigError
+
+    config = Config("full-communication", 2, 6, 100, seed=2, graph="complete")
+    network = MemoryNetwork(2)
+    instance, nodes = sync_fleet(config, network.transport, timeout=0.2)
+    means = instance.problem.means
+    for _ in range(30):
+        for node in nodes:  # node 0 first: node 1's frame of each step is there next time
+            arm = node.select_arm()
+            node.observe(arm, float(means[arm]))
+    _, agents, _ = fleet(config, 0)
+    fresh = LiveNode(agents[1], network.transport(1), wire_spec(config), sync=True, timeout=5)
+    while True:  # the dead process's queue is gone
+        try:
+            network.inboxes[1].get_nowait()
+        except queue.Empty:
+            break
+    fresh.start()
+    arm = nodes[0].select_arm()
+    nodes[0].observe(arm, float(means[arm]))  # takes the fresh hello: refused, answered
+    assert nodes[0].counts.stale_frames >= 1
+    with pytest.raises(ConfigError, match="node 1 was started again without --resume"):
+        fresh.greet(5)
