@@ -526,8 +526,8 @@ class LiveNode:
             )
         lk.session = envelope.session
         self._acknowledged(lk, envelope.ack)
-        if control.answer or known not in (None, envelope.session):  # a resumed neighbour
-            self._resend(v, control.want)
+        if control.answer or known is not None:  # a resumed neighbour, or this node resumed:
+            self._resend(v, control.want)  # (a first hello's frames in flight need no resend)
         if control.answer:
             self._hello(v, answer=False)
 
