@@ -261,3 +261,50 @@ def test_a_node_started_again_without_resume_is_refused() -> None:
     assert nodes[0].counts.stale_frames >= 1
     with pytest.raises(ConfigError, match="node 1 was started again without --resume"):
         fresh.greet(5)
+
+
+def test_an_outbox_is_bounded_for_a_neighbour_that_never_acknowledges() -> None:
+    config = Config("full-communication", 2, 6, 300, seed=2, graph="complete")
+    _, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(2)
+    node = LiveNode(agents[0], network.transport(0), wire_spec(config), outbox_frames=100,
+                    outbox_bytes=100 * 1024)  # fmt: skip
+    for _ in range(300):
+        arm = node.select_arm()
+        node.observe(arm, 0.5)
+    (lk,) = node._links.values()
+    assert len(lk.outbox) == 100 and node.counts.outbox_dropped == 200
+    small = LiveNode(fleet(config, 0)[1][0], network.transport(0), wire_spec(config),
+                     outbox_bytes=10 * 48)  # fmt: skip
+    for _ in range(30):
+        arm = small.select_arm()
+        small.observe(arm, 0.5)
+    (lk,) = small._links.values()
+    assert len(lk.outbox) == 10 and lk.outbox_bytes == 480
+
+
+def test_a_checkpoint_of_another_node_or_run_is_refused(tmp_path: Path) -> None:
+    from mamab.errors import ConfigError
+    from mamab.storage import current_umask
+
+    config = Config("lcc-ucb", 3, 6, 50, seed=0)
+    instance = fleet(config, 0)[0]
+    network = MemoryNetwork(3)
+
+    def node(i: int, seed: int = 0) -> LiveNode:
+        record = run_record(dataclasses.replace(config, seed=seed), 0, True, instance.topology)
+        return LiveNode(fleet(config, 0)[1][i], network.transport(i), wire_spec(config),
+                        record=record)  # fmt: skip
+
+    path = tmp_path / "c.ckpt"
+    with pytest.raises(ConfigError, match="no checkpoint at"):
+        resume(node(0), path)
+    Checkpoints(path).save(node(0), 0.0)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~current_umask()  # the umask decides
+    with pytest.raises(ConfigError, match="node 0's checkpoint, not node 1's"):
+        resume(node(1), path)
+    with pytest.raises(ConfigError, match="another run or configuration"):
+        resume(node(0, seed=1), path)
+    path.write_bytes(b"junk")
+    with pytest.raises(ConfigError, match="is not a live node's checkpoint"):
+        resume(node(0), path)

@@ -57,8 +57,10 @@ BYE_ROUND = 0xFFFF
 #: that gave up on it may run ahead, and an async neighbour may be any number of steps ahead.
 HOLD_FRAMES = 4096
 HOLD_BYTES = 1 << 20
-#: Default bound on the frames kept for one neighbour until it acknowledges them.
+#: Default bounds on what is kept for one neighbour until it acknowledges it: frames, and
+#: their frame bytes (a neighbour that never comes back must not exhaust this node).
 OUTBOX_FRAMES = 1 << 16
+OUTBOX_BYTES = 16 << 20
 
 
 @dataclass
@@ -87,7 +89,8 @@ class Link:
     """This node's end of its link with one neighbour."""
 
     next_seq: int = 1  # the number of the next frame this node sends it
-    outbox: deque = field(default_factory=deque)  # (seq, Frame) it has not acknowledged
+    outbox: deque = field(default_factory=deque)  # (seq, Frame, bytes) not acknowledged
+    outbox_bytes: int = 0
     session: int | None = None  # its session, once its hello came
     taken: int = 0  # its frames this node has taken, in order
     saved: int = 0  # ... as of this node's last checkpoint: what this node acknowledges
@@ -106,7 +109,8 @@ class LiveNode:
                  liars: Callable[[Message], Message] | None = None,
                  hold_frames: int = HOLD_FRAMES, hold_bytes: int = HOLD_BYTES,
                  record: dict | None = None, incarnation: int = 1, probe: float | None = None,
-                 outbox_frames: int = OUTBOX_FRAMES, checkpointing: bool = False):  # fmt: skip
+                 outbox_frames: int = OUTBOX_FRAMES, outbox_bytes: int = OUTBOX_BYTES,
+                 checkpointing: bool = False):  # fmt: skip
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         if hold_frames < 1 or hold_bytes < 1:
@@ -136,7 +140,8 @@ class LiveNode:
         self.digest = digest(self.record)
         self.session = link.new_session(incarnation)
         self.probe = probe if probe is not None else max(0.05, min(1.0, timeout / 4))
-        self.outbox_frames = outbox_frames
+        self.outbox_frames = outbox_frames  # per neighbour
+        self.outbox_bytes = outbox_bytes  # per neighbour
         self.checkpointing = checkpointing  # acknowledge only what a checkpoint holds
         self._links = {v: Link() for v in self._neighbours}
         self._started = False
@@ -288,15 +293,17 @@ class LiveNode:
         lk = self._links[frame.receiver]
         seq = lk.next_seq
         lk.next_seq += 1
-        lk.outbox.append((seq, frame))
-        if len(lk.outbox) > self.outbox_frames:
-            lk.outbox.popleft()
-            self.counts.outbox_dropped += 1
-        self._transmit(seq, frame)
-
-    def _transmit(self, seq: int, frame: Frame) -> None:
-        lk = self._links[frame.receiver]
         body = encode_frame(frame, self.spec)
+        lk.outbox.append((seq, frame, len(body)))
+        lk.outbox_bytes += len(body)
+        while len(lk.outbox) > self.outbox_frames or lk.outbox_bytes > self.outbox_bytes:
+            lk.outbox_bytes -= lk.outbox.popleft()[2]
+            self.counts.outbox_dropped += 1
+        self._transmit(seq, frame, body)
+
+    def _transmit(self, seq: int, frame: Frame, body: bytes | None = None) -> None:
+        lk = self._links[frame.receiver]
+        body = encode_frame(frame, self.spec) if body is None else body
         self.transport.send(frame.receiver, link.encode(link.DATA, self.session, seq,
                                                          self._ack(lk), body))  # fmt: skip
 
@@ -326,11 +333,11 @@ class LiveNode:
 
     def _acknowledged(self, lk: Link, ack: int) -> None:
         while lk.outbox and lk.outbox[0][0] <= ack:
-            lk.outbox.popleft()
+            lk.outbox_bytes -= lk.outbox.popleft()[2]
 
     def _resend(self, v: int, after: int) -> None:
         """Send ``v`` again every frame of its outbox numbered after ``after``."""
-        for seq, frame in list(self._links[v].outbox):
+        for seq, frame, _ in list(self._links[v].outbox):
             if seq > after:
                 self.counts.resent += 1
                 self._transmit(seq, frame)
