@@ -44,13 +44,13 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
     node = LiveNode(agents[node_id], transport, wire_spec(config), sync=sync, timeout=timeout,
                     liars=forge, record=record, checkpointing=checkpoint is not None)  # fmt: skip
     checkpoints = None if checkpoint is None else Checkpoints(checkpoint, checkpoint_every)
-    start = time.monotonic()
     try:
         regret = resume_node(node, checkpoint) if resume else 0.0
         if checkpoints is not None:  # step 0, or this incarnation: a later resume counts on
             checkpoints.save(node, regret)
         transport.wait_connected(timeout)  # start together: every neighbour is listening
         node.greet(timeout)  # a neighbour of another configuration is refused here
+        start = time.monotonic()
         regret = play(node, config, instance, hold, checkpoints, regret)
     finally:
         node.close()
