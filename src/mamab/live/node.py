@@ -372,6 +372,7 @@ class LiveNode:
         start = time.monotonic()
         deadline = start + self.timeout
         probe = start + self.probe
+        seen = {v: self._links[v].taken for v in missing}  # taken from each at the last probe
         late_reads = self.hold_frames * len(self._neighbours)  # a flood cannot keep us here
         while missing:
             left = deadline - time.monotonic()
@@ -381,7 +382,9 @@ class LiveNode:
             now = time.monotonic()
             if now >= probe and left > 0:  # no progress: a reset may have lost frames
                 for v in sorted(missing):
-                    self._ask_resend(v, again=True)
+                    if self._links[v].taken == seen[v]:  # (frames still coming: no need)
+                        self._ask_resend(v, again=True)
+                    seen[v] = self._links[v].taken
                 probe = now + self.probe
             arrived, frame, size = (
                 (False, None, 0)
