@@ -84,11 +84,13 @@ def main() -> None:
     sim = simulate(Config("full-communication", 3, 10, horizon, seed=0))
     exact = [r["final_regret"] for r in records] == sim.final_regret[0].tolist()
     r = records[1]
-    print(f"T = {horizon}, killed after step {kill}, --checkpoint-every {every}: back in step "
-          f"{recovery:.2f} s after the --resume start; resent to it: "
-          f"{records[0]['resent'] + records[2]['resent']} frames, its replayed frames dropped "
-          f"as duplicates: {records[0]['duplicates'] + records[2]['duplicates']}; checkpoints "
-          f"of the resumed node: {r['checkpoints']}; equals mamab run: {exact}")
+    print(
+        f"T = {horizon}, killed after step {kill}, --checkpoint-every {every}: back in step "
+        f"{recovery:.2f} s after the --resume start; resent to it: "
+        f"{records[0]['resent'] + records[2]['resent']} frames, its replayed frames dropped "
+        f"as duplicates: {records[0]['duplicates'] + records[2]['duplicates']}; checkpoints "
+        f"of the resumed node: {r['checkpoints']}; equals mamab run: {exact}"
+    )
 
 
 if __name__ == "__main__":
