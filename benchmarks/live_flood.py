@@ -14,6 +14,8 @@ import time
 import tracemalloc
 
 from mamab import Config
+from mamab.live import link
+from mamab.live.agreement import digest
 from mamab.live.memory import MemoryNetwork
 from mamab.live.node import LiveNode
 from mamab.live.play import fleet, wire_spec
@@ -29,7 +31,13 @@ def main() -> None:
     network = MemoryNetwork(4)
     node = LiveNode(agents[0], network.transport(0), spec)
     span = config.horizon - 1
-    frames = [encode_frame(Frame(3, 0, 1 + i % span, i // span, ()), spec) for i in range(FRAMES)]
+    session = link.new_session(1)  # the flooder's: its hello first, then numbered frames
+    hello = link.Control(3, 0, 0, False, digest(node.record), node.record)
+    frames = [link.encode_control(link.HELLO, session, 0, hello)] + [
+        link.encode(link.DATA, session, i + 1, 0,
+                    encode_frame(Frame(3, 0, 1 + i % span, i // span, ()), spec))
+        for i in range(FRAMES)
+    ]  # fmt: skip
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]

@@ -425,3 +425,80 @@ def test_key_directories_of_dead_owners_are_removed(tmp_path):
     assert sorted(p.name for p in removed) == ["mamab-live-dead", "mamab-live-reused"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "mamab-live-alive", "mamab-live-new", "other-dir"]  # fmt: skip
+
+
+def start_agent(keys: Path, node: int, flags: list[str], out: Path, *extra: str,
+                env: dict | None = None) -> subprocess.Popen:  # fmt: skip
+    """``mamab agent`` for ``node`` of the fleet in ``keys``, writing its record to ``out``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "mamab", "agent", "--roster", str(keys / "roster.toml"),
+         "--id", str(node), "--secret", str(keys / f"agent-{node}.secret"), "--out", str(out),
+         *flags, *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ),
+    )  # fmt: skip
+
+
+def loopback_fleet(tmp_path: Path, n: int) -> Path:
+    from mamab.live.roster import write_fleet
+    from mamab.live.transport import free_ports
+
+    keys = tmp_path / "keys"
+    write_fleet([f"tcp://127.0.0.1:{port}" for port in free_ports(n)], keys)
+    return keys
+
+
+@pytest.mark.parametrize(("flag", "field"), [(("--seed", "1"), "seed"), (("-K", "7"), "arms")])
+def test_nodes_that_disagree_about_the_run_refuse_each_other(flag, field, tmp_path, reaper):
+    """Node 1 is started with another seed (another K): both nodes refuse, each with one line
+    naming the field, and exit 2; neither writes a record."""
+    keys = loopback_fleet(tmp_path, 2)
+    flags = ["--algorithm", "lcc-ucb", "-N", "2", "-K", "6", "-T", "500", "--seed", "0",
+             "--sync", "--timeout", "30"]  # fmt: skip
+    procs = [start_agent(keys, 0, flags, tmp_path / "0.json"),
+             start_agent(keys, 1, flags, tmp_path / "1.json", *flag)]  # fmt: skip
+    reaper.extend(p.pid for p in procs)
+    for me, proc in enumerate(procs):
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 2, stderr
+        (line,) = stderr.strip().splitlines()
+        assert line.startswith(f"mamab: error: node {me} refuses node {1 - me}: "), line
+        assert f"({field}: " in line, line
+        assert not (tmp_path / f"{me}.json").exists()
+
+
+def test_a_node_killed_with_sigkill_and_resumed_gives_mamab_runs_results(tmp_path, reaper):
+    """Node 1 holds after step 250 (a state), is killed with SIGKILL there, and is started
+    again with --resume from its checkpoint while its neighbours wait for it: every node's
+    result and counters equal `mamab run`'s; its earlier incarnation's frames count nowhere."""
+    config = Config("full-communication", 3, 6, 400, seed=3)
+    keys = loopback_fleet(tmp_path, 3)
+    flags = ["--algorithm", "full-communication", "-N", "3", "-K", "6", "-T", "400",
+             "--seed", "3", "--sync", "--timeout", "60", "--checkpoint-every", "0.05"]  # fmt: skip
+    held = tmp_path / "held"
+    procs = {}
+    for node in range(3):
+        env = {**os.environ, **({"MAMAB_LIVE_HOLD": f"1:250:{held}"} if node == 1 else {})}
+        procs[node] = start_agent(keys, node, flags, tmp_path / f"{node}.json", "--checkpoint",
+                                  str(tmp_path / f"{node}.ckpt"), env=env)  # fmt: skip
+        reaper.append(procs[node].pid)
+    wait_for_file(held, procs[0])
+    victim = int(held.read_text())
+    assert victim == procs[1].pid
+    os.kill(victim, signal.SIGKILL)
+    procs[1].communicate(timeout=60)
+    assert procs[1].returncode == -signal.SIGKILL
+    again = start_agent(keys, 1, flags, tmp_path / "1.json", "--checkpoint",
+                        str(tmp_path / "1.ckpt"), "--resume")  # fmt: skip
+    reaper.append(again.pid)
+    for proc in (procs[0], again, procs[2]):
+        _, stderr = proc.communicate(timeout=180)
+        assert proc.returncode == 0, stderr
+    records = [json.loads((tmp_path / f"{node}.json").read_text()) for node in range(3)]
+    sim = simulate(config)
+    assert [r["final_regret"] for r in records] == sim.final_regret[0].tolist()
+    for name in ("messages_sent", "bits_sent", "messages_received", "bits_received", "rounds"):
+        assert [r[name] for r in records] == sim.counts[name][0].tolist(), name
+    assert records[1]["incarnation"] == 2 and records[0]["incarnation"] == 1
+    assert all(r["silent"] == {} and r["refused"]["messages"] == 0 for r in records)
+    assert records[1]["resent"] + records[1]["duplicates"] > 0  # it was given what it had lost
+    assert records[0]["duplicates"] + records[2]["duplicates"] > 0  # its replay: dropped

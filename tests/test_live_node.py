@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from mamab import ALGORITHMS, Config, simulate
+from mamab.live import link
+from mamab.live.agreement import digest
 from mamab.live.memory import MemoryNetwork, MemoryTransport
 from mamab.live.node import LiveNode
 from mamab.live.play import fleet, liars, play, wire_spec
@@ -316,16 +318,32 @@ def test_a_node_whose_neighbours_are_all_silent_still_listens() -> None:
     assert nodes[0].counts.messages_received == 10 and nodes[0].counts.silent == {1: 1}
 
 
+SESSION = link.new_session(1)
+
+
+def hello(node: LiveNode, sender: int, session: int = SESSION, want: int = 0) -> bytes:
+    """The hello ``sender`` (of no record, as the nodes here) sends ``node``."""
+    control = link.Control(sender, node.agent.agent_id, want, False, digest({}), {})
+    return link.encode_control(link.HELLO, session, 0, control)
+
+
+def enveloped(frame: Frame, spec, seq: int, session: int = SESSION) -> bytes:
+    """``frame`` as its sender sends it: number ``seq`` of its link, in session ``session``."""
+    return link.encode(link.DATA, session, seq, 0, encode_frame(frame, spec))
+
+
 def flood(node: LiveNode, network: MemoryNetwork, sender: int, frames: int, spec,
           start: int) -> None:  # fmt: skip
     """Put ``frames`` legal-looking empty frames from ``sender`` for distinct future rounds in
-    ``node``'s inbox, stamped from ``start`` on."""
+    ``node``'s inbox (after its hello), stamped from ``start`` on."""
     me = node.agent.agent_id
     horizon = node.agent.horizon
+    network.inboxes[me].put((sender, hello(node, sender)))
     for i in range(frames):
         stamp = start + i % (horizon - start + 1)
         round_ = i // (horizon - start + 1)
-        network.inboxes[me].put((sender, encode_frame(Frame(sender, me, stamp, round_, ()), spec)))
+        frame = Frame(sender, me, stamp, round_, ())
+        network.inboxes[me].put((sender, enveloped(frame, spec, i + 1)))
 
 
 def watch_held(node: LiveNode, sender: int) -> list[int]:
@@ -443,7 +461,8 @@ def test_a_node_stopped_through_its_wait_takes_what_came_before_marking_anyone_s
     spec = wire_spec(config)
     node = LiveNode(agents[0], StoppedOnce(network, 0), spec, sync=True, timeout=0.1)
     for sender in (1, 2):
-        network.inboxes[0].put((sender, encode_frame(Frame(sender, 0, 1, 0, ()), spec)))
+        network.inboxes[0].put((sender, hello(node, sender)))
+        network.inboxes[0].put((sender, enveloped(Frame(sender, 0, 1, 0, ()), spec, 1)))
     arm = node.select_arm()
     node.observe(arm, 0.5)
     assert node.counts.silent == {} and node.silences() == []

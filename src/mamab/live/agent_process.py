@@ -7,6 +7,9 @@ from pathlib import Path
 
 from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.live.agreement import run_record
+from mamab.live.checkpoint import Checkpoints
+from mamab.live.checkpoint import resume as resume_node
 from mamab.live.hold import hold_from_env
 from mamab.live.node import LiveNode
 from mamab.live.play import fleet, liars, node_record, play, wire_spec
@@ -15,8 +18,15 @@ from mamab.live.transport import ZmqTransport
 
 
 def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_path: Path, *,
-              sync: bool, timeout: float) -> dict:  # fmt: skip
-    """Play node ``node_id`` of run ``run`` with its peers of the roster; its result record."""
+              sync: bool, timeout: float, checkpoint: Path | None = None,
+              checkpoint_every: float = 2.0, resume: bool = False) -> dict:  # fmt: skip
+    """Play node ``node_id`` of run ``run`` with its peers of the roster; its result record.
+
+    ``checkpoint``: where to keep the node's checkpoint (mamab.live.checkpoint); ``resume``:
+    continue from it, as the node's next incarnation.
+    """
+    if resume and checkpoint is None:
+        raise ConfigError("--resume needs --checkpoint: the file to resume from")
     hold = hold_from_env(node_id)
     roster = load_roster(roster_path)
     secret = load_secret(secret_path)
@@ -30,13 +40,24 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
         raise ConfigError(f"--id {node_id} is not a node of the roster (0..{len(agents) - 1})")
     transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id])
     malicious, forge = liars(config, instance)
+    record = run_record(config, run, sync, instance.topology, roster)
     node = LiveNode(agents[node_id], transport, wire_spec(config), sync=sync, timeout=timeout,
-                    liars=forge)  # fmt: skip
-    transport.wait_connected(timeout)  # start together: every neighbour is listening
-    start = time.monotonic()
+                    liars=forge, record=record, checkpointing=checkpoint is not None)  # fmt: skip
+    checkpoints = None if checkpoint is None else Checkpoints(checkpoint, checkpoint_every)
     try:
-        regret = play(node, config, instance, hold)
+        regret = resume_node(node, checkpoint) if resume else 0.0
+        if checkpoints is not None:  # step 0, or this incarnation: a later resume counts on
+            checkpoints.save(node, regret)
+        transport.wait_connected(timeout)  # start together: every neighbour is listening
+        node.greet(timeout)  # a neighbour of another configuration is refused here
+        start = time.monotonic()
+        regret = play(node, config, instance, hold, checkpoints, regret)
     finally:
         node.close()
     lies = node_id < config.agents and bool(malicious[node_id])
-    return node_record(node, regret, run, time.monotonic() - start, lies)
+    result = node_record(node, regret, run, time.monotonic() - start, lies)
+    result["incarnation"] = node.incarnation
+    if checkpoints is not None:
+        result["checkpoints"] = {"written": checkpoints.written,
+                                 "seconds": round(checkpoints.seconds, 4)}  # fmt: skip
+    return result

@@ -30,8 +30,20 @@ TIMEOUT = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
 @TIMEOUT
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Where to write this node's result.json [default: print it].")  # fmt: skip
+@click.option("--checkpoint", type=click.Path(path_type=Path), default=None,
+              help="Keep this node's checkpoint in this file (for --resume).")  # fmt: skip
+@click.option("--checkpoint-every", type=click.FloatRange(min=0), default=2.0,
+              show_default=True,
+              help="Seconds between checkpoints (at a step with an exchange; after any step "
+                   "once 4x that passed).")  # fmt: skip
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue from --checkpoint (after a crash or kill), as a new incarnation.",
+)
 def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeout: float,
-          out: Path | None, **problem) -> None:  # fmt: skip
+          out: Path | None, checkpoint: Path | None, checkpoint_every: float, resume: bool,
+          **problem) -> None:  # fmt: skip
     """Run one node of a live run in this process, over the roster's authenticated network."""
     from mamab.algorithms.registry import require_wire
     from mamab.live.agent_process import run_agent
@@ -43,7 +55,18 @@ def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeou
         die_with_parent(int(parent))
     config = problem_config(**problem, runs=1, first_run=run)
     require_wire(config.algorithm)  # a plugin has no wire codec: one line, before any socket
-    record = run_agent(config, run, roster, node_id, secret, sync=sync, timeout=timeout)
+    record = run_agent(
+        config,
+        run,
+        roster,
+        node_id,
+        secret,
+        sync=sync,
+        timeout=timeout,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+        resume=resume,
+    )
     if out is None:
         import json
 

@@ -23,18 +23,30 @@ frame bytes per neighbour): a roster member flooding a node with frames for dist
 rounds cannot exhaust its memory; the excess is dropped and counted (``NodeCounts.over_window``).
 Held frames wait in a heap keyed by (stamp, round, sender), so a step's delivery costs
 O(log held) per frame delivered, whatever else is held.
+
+Links (mamab.live.link): every frame to a neighbour is numbered and kept in that neighbour's
+outbox until it acknowledges it; a node takes a neighbour's frames in order, drops duplicates
+(never counted twice), asks for a resend at a gap and, in sync mode, when a wait makes no
+progress for ``probe`` seconds (ZeroMQ drops frames in flight at a connection reset). At its
+start a node sends every neighbour a hello: its session, what it has taken from it, and the
+run's configuration record; a neighbour whose record differs is refused (``Disagreement``).
+With checkpoints (mamab.live.checkpoint) a node acknowledges only what its last checkpoint
+holds, so a node killed and resumed from its checkpoint (a new incarnation, frames of the
+earlier one refused) gets again from its neighbours' outboxes everything it had taken since.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mamab.algorithms.base import Agent, Message
-from mamab.errors import InvalidMessage
+from mamab.errors import ConfigError, InvalidMessage
+from mamab.live import link
+from mamab.live.agreement import digest, refuse
 from mamab.live.transport import Transport
 from mamab.wire import Frame, WireSpec, decode_frame, encode_frame
 
@@ -45,6 +57,10 @@ BYE_ROUND = 0xFFFF
 #: that gave up on it may run ahead, and an async neighbour may be any number of steps ahead.
 HOLD_FRAMES = 4096
 HOLD_BYTES = 1 << 20
+#: Default bounds on what is kept for one neighbour until it acknowledges it: frames, and
+#: their frame bytes (a neighbour that never comes back must not exhaust this node).
+OUTBOX_FRAMES = 1 << 16
+OUTBOX_BYTES = 16 << 20
 
 
 @dataclass
@@ -61,6 +77,25 @@ class NodeCounts:
     wait_seconds: float = 0.0
     silent: dict[int, int] = field(default_factory=dict)  # neighbour -> step it stopped answering
     over_window: int = 0  # frames dropped: their sender already had its bound held here
+    duplicates: int = 0  # frames dropped: their sequence number was taken already
+    out_of_order: int = 0  # frames dropped at a gap in the sequence (a resend was asked)
+    stale_frames: int = 0  # frames of an earlier (or unknown) incarnation of their sender
+    resent: int = 0  # frames this node sent again: asked after a reset or by a resumed peer
+    outbox_dropped: int = 0  # unacknowledged frames forgotten: the outbox bound was reached
+
+
+@dataclass
+class Link:
+    """This node's end of its link with one neighbour."""
+
+    next_seq: int = 1  # the number of the next frame this node sends it
+    outbox: deque = field(default_factory=deque)  # (seq, Frame, bytes) not acknowledged
+    outbox_bytes: int = 0
+    session: int | None = None  # its session, once its hello came
+    taken: int = 0  # its frames this node has taken, in order
+    saved: int = 0  # ... as of this node's last checkpoint: what this node acknowledges
+    asked: int = -1  # the last resend this node asked of it (taken then)
+    asked_hello: int | None = None  # the unknown session this node last asked a hello of
 
 
 class LiveNode:
@@ -72,7 +107,10 @@ class LiveNode:
     def __init__(self, agent: Agent, transport: Transport, spec: WireSpec, *, sync: bool = False,
                  timeout: float = 30.0,
                  liars: Callable[[Message], Message] | None = None,
-                 hold_frames: int = HOLD_FRAMES, hold_bytes: int = HOLD_BYTES):  # fmt: skip
+                 hold_frames: int = HOLD_FRAMES, hold_bytes: int = HOLD_BYTES,
+                 record: dict | None = None, incarnation: int = 1, probe: float | None = None,
+                 outbox_frames: int = OUTBOX_FRAMES, outbox_bytes: int = OUTBOX_BYTES,
+                 checkpointing: bool = False):  # fmt: skip
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         if hold_frames < 1 or hold_bytes < 1:
@@ -98,6 +136,16 @@ class LiveNode:
         self._last_round = (0, 0)  # (step, round) of the last sync round this node ran
         self._silences: list[tuple[int, int, int, float]] = []  # (who, from, back at, seconds)
         self._closed = False
+        self.record = record or {}  # the run's configuration record (mamab.live.agreement)
+        self.digest = digest(self.record)
+        self.session = link.new_session(incarnation)
+        self.probe = probe if probe is not None else max(0.05, min(1.0, timeout / 4))
+        self.outbox_frames = outbox_frames  # per neighbour
+        self.outbox_bytes = outbox_bytes  # per neighbour
+        self.checkpointing = checkpointing  # acknowledge only what a checkpoint holds
+        self._links = {v: Link() for v in self._neighbours}
+        self._started = False
+        self.last_rounds = 0  # rounds of the last step's exchange
 
     @property
     def clock(self) -> int:
@@ -105,8 +153,34 @@ class LiveNode:
 
     # -- what the host calls --
 
+    def start(self) -> None:
+        """Say hello to every neighbour (idempotent; the first step does it otherwise)."""
+        if self._started:
+            return
+        self._started = True
+        for v in sorted(self._neighbours):
+            self._hello(v, answer=self.incarnation > 1)  # resumed: tell me what you took
+
+    def greet(self, timeout: float) -> set[int]:
+        """Start, and wait up to ``timeout`` s for every neighbour's hello (Disagreement if one
+        runs another configuration); the neighbours not heard from."""
+        self.start()
+        deadline = time.monotonic() + timeout
+        while unheard := {v for v, lk in self._links.items() if lk.session is None}:
+            arrived, frame, size = self._receive(max(0.0, deadline - time.monotonic()))
+            if not arrived:
+                return unheard
+            if frame is not None:
+                self._hold(frame, size)
+        return set()
+
+    @property
+    def incarnation(self) -> int:
+        return link.incarnation(self.session)
+
     def select_arm(self) -> int:
         """The arm to play now; an async node first takes what has arrived."""
+        self._started or self.start()
         if not self.sync:
             self._take_arrived()
             self._deliver_due(self.clock)
@@ -114,11 +188,13 @@ class LiveNode:
 
     def observe(self, arm: int, reward: float) -> None:
         """Learn from the step's reward, then run the exchange that follows the step."""
+        self._started or self.start()
         self.agent.observe(arm, reward)
         self._exchange(self.clock)
 
     def tick(self) -> None:
         """A step passes for a node that does not play (sync mode: DEMAB's server)."""
+        self._started or self.start()
         self.agent.tick()
         self._exchange(self.clock)
 
@@ -129,6 +205,7 @@ class LiveNode:
         gives up after ``idle_timeout`` seconds of silence (default: ``timeout`` once its clock
         reached the horizon, 100 × ``timeout`` before: protocols may be quiet for long phases).
         """
+        self.start()
         while self._finished < self._neighbours:
             idle = idle_timeout or self.timeout * (1 if self.clock >= self.agent.horizon else 100)
             if not self._take_arrived(wait=idle):
@@ -141,18 +218,31 @@ class LiveNode:
                     break
 
     def close(self) -> None:
-        """Tell the neighbours this node is done, then close the transport (idempotent)."""
+        """Tell the neighbours this node is done, then close the transport (idempotent).
+        In sync mode, first wait for the neighbours still answering to be done too."""
         if self._closed:
             return
         self._closed = True
         for v in sorted(self._neighbours):
             self._send_frame(Frame(self.agent.agent_id, v, self.clock, BYE_ROUND, ()))
+        if self.sync:
+            self._linger()
         self.transport.close()
+
+    def _linger(self) -> None:
+        """Sync: wait (up to ``timeout``) until every neighbour still answering has said
+        goodbye, answering its resend requests meanwhile: one that was killed after this
+        node's last wait for it, and resumed, still needs this node's frames."""
+        deadline = time.monotonic() + self.timeout
+        while self._waiting_for - self._finished:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._receive(left)[0]:
+                return
 
     # -- the exchange --
 
     def _exchange(self, step: int) -> None:
-        rounds = self.agent.rounds_after(step)
+        rounds = self.last_rounds = self.agent.rounds_after(step)
         if not self.sync:
             self._take_arrived()
             self._deliver_due(step)
@@ -199,7 +289,77 @@ class LiveNode:
         return bool(out)
 
     def _send_frame(self, frame: Frame) -> None:
-        self.transport.send(frame.receiver, encode_frame(frame, self.spec))
+        """Number ``frame`` on its link, keep it until acknowledged, send it."""
+        lk = self._links[frame.receiver]
+        seq = lk.next_seq
+        lk.next_seq += 1
+        body = encode_frame(frame, self.spec)
+        lk.outbox.append((seq, frame, len(body)))
+        lk.outbox_bytes += len(body)
+        while len(lk.outbox) > self.outbox_frames or lk.outbox_bytes > self.outbox_bytes:
+            lk.outbox_bytes -= lk.outbox.popleft()[2]
+            self.counts.outbox_dropped += 1
+        self._transmit(seq, frame, body)
+
+    def _transmit(self, seq: int, frame: Frame, body: bytes | None = None) -> None:
+        lk = self._links[frame.receiver]
+        body = encode_frame(frame, self.spec) if body is None else body
+        self.transport.send(frame.receiver, link.encode(link.DATA, self.session, seq,
+                                                         self._ack(lk), body))  # fmt: skip
+
+    def _ack(self, lk: Link) -> int:
+        return lk.saved if self.checkpointing else lk.taken
+
+    def _hello(self, v: int, answer: bool) -> None:
+        lk = self._links[v]
+        control = link.Control(self.agent.agent_id, v, lk.taken, answer, self.digest, self.record)
+        self.transport.send(v, link.encode_control(link.HELLO, self.session, self._ack(lk),
+                                                   control))  # fmt: skip
+        lk.asked = lk.taken
+
+    def _ask_resend(self, v: int, again: bool = False) -> None:
+        """Ask ``v`` for its frames after the last one taken (once per gap unless ``again``)."""
+        lk = self._links[v]
+        if lk.session is None:
+            if again:  # its hello, or ours, may have been lost
+                self._hello(v, answer=True)
+            return
+        if lk.asked == lk.taken and not again:
+            return
+        lk.asked = lk.taken
+        control = link.Control(self.agent.agent_id, v, lk.taken)
+        self.transport.send(v, link.encode_control(link.ACK, self.session, self._ack(lk),
+                                                   control))  # fmt: skip
+
+    def _acknowledged(self, lk: Link, ack: int) -> None:
+        while lk.outbox and lk.outbox[0][0] <= ack:
+            lk.outbox_bytes -= lk.outbox.popleft()[2]
+
+    def _resend(self, v: int, after: int) -> None:
+        """Send ``v`` again every frame of its outbox numbered after ``after``."""
+        for seq, frame, _ in list(self._links[v].outbox):
+            if seq > after:
+                self.counts.resent += 1
+                self._transmit(seq, frame)
+
+    def saved(self) -> None:
+        """A checkpoint now holds everything taken so far: acknowledge it from now on."""
+        for lk in self._links.values():
+            lk.saved = lk.taken
+
+    def state(self) -> dict:
+        """What a checkpoint keeps of this node (everything but its transport and settings)."""
+        return {name: getattr(self, name) for name in _STATE}
+
+    def restore(self, state: dict, incarnation: int) -> None:
+        """Continue from a checkpoint's ``state`` as incarnation ``incarnation`` (a new
+        session: frames of the earlier ones are refused by the neighbours)."""
+        for name in _STATE:
+            setattr(self, name, state[name])
+        self.session = link.new_session(incarnation)
+        self._started = False
+        for lk in self._links.values():
+            lk.asked, lk.asked_hello = -1, None
 
     def _await_round(self, step: int, round_: int) -> dict[int, Frame]:
         """One frame of (step, round) from each neighbour still answering, or the timeout."""
@@ -211,15 +371,28 @@ class LiveNode:
         self.counts.waits += 1
         start = time.monotonic()
         deadline = start + self.timeout
+        probe = start + self.probe
+        seen = {v: self._links[v].taken for v in missing}  # taken from each at the last probe
         late_reads = self.hold_frames * len(self._neighbours)  # a flood cannot keep us here
         while missing:
             left = deadline - time.monotonic()
             late_reads -= left <= 0
             # Past the deadline, what has arrived still counts (this node may have been the one
             # stopped, e.g. SIGSTOP: its neighbours' frames wait in the queue); then give up.
+            now = time.monotonic()
+            if now >= probe and left > 0:  # no progress: a reset may have lost frames
+                for v in sorted(missing):
+                    if self._links[v].taken == seen[v]:  # (frames still coming: no need)
+                        self._ask_resend(v, again=True)
+                    seen[v] = self._links[v].taken
+                probe = now + self.probe
             arrived, frame, size = (
-                (False, None, 0) if late_reads < 0 else self._receive(max(0.0, left))
+                (False, None, 0)
+                if late_reads < 0
+                else self._receive(max(0.0, min(left, probe - time.monotonic())))
             )
+            if not arrived and time.monotonic() < deadline and late_reads >= 0:
+                continue  # a probe is due: the deadline is not
             if not arrived:
                 self._mark_silent(missing, step, since=start)
                 break
@@ -269,17 +442,40 @@ class LiveNode:
             return False, None, 0
         authenticated, data = item
         try:
-            frame = decode_frame(data, self.spec)
+            envelope = link.decode(data)
+        except InvalidMessage:
+            self._refuse()
+            return True, None, 0
+        if authenticated not in self._neighbours:
+            self._refuse()  # a member may only speak along an edge
+            return True, None, 0
+        if envelope.kind != link.DATA:
+            self._control(authenticated, envelope)
+            return True, None, 0
+        lk = self._links[authenticated]
+        if envelope.session != lk.session:
+            self._stranger(authenticated, envelope.session)
+            return True, None, 0
+        self._acknowledged(lk, envelope.ack)
+        if envelope.seq <= lk.taken:
+            self.counts.duplicates += 1  # sent again after a reset, or replayed: taken already
+            return True, None, 0
+        if envelope.seq > lk.taken + 1:
+            self.counts.out_of_order += 1  # frames before it were lost: ask for them again
+            self._ask_resend(authenticated)
+            return True, None, 0
+        lk.taken = envelope.seq
+        try:
+            frame = decode_frame(envelope.body, self.spec)
         except InvalidMessage:
             self._refuse()
             return True, None, 0
         if (
             frame.sender != authenticated
             or frame.receiver != self.agent.agent_id
-            or frame.sender not in self._neighbours
             or frame.stamp > self.agent.horizon
         ):
-            self._refuse()  # a member may only speak as itself, to us, along an edge, in time
+            self._refuse()  # a member may only speak as itself, to us, in time
             return True, None, 0
         if frame.round == BYE_ROUND:
             self._back(frame.sender)
@@ -289,7 +485,61 @@ class LiveNode:
                 and (frame.stamp, frame.round) >= self._last_round):  # fmt: skip
             self._back(frame.sender)  # a silent neighbour is back in step: wait for it again
             self._waiting_for.add(frame.sender)
-        return True, frame, len(data)
+        return True, frame, len(envelope.body)
+
+    def _stranger(self, v: int, session: int) -> None:
+        """A data frame of a session of ``v`` this node does not know: refused. If it is newer
+        than the one known (its hello was lost), ask ``v`` for its hello, once per session."""
+        self.counts.stale_frames += 1
+        known = self._links[v].session
+        lk = self._links[v]
+        if (known is None or link.incarnation(session) > link.incarnation(known)) and (
+            lk.asked_hello != session
+        ):
+            lk.asked_hello = session
+            self._hello(v, answer=True)
+
+    def _control(self, v: int, envelope: link.Envelope) -> None:
+        """A hello or an ack from neighbour ``v``."""
+        try:
+            control = link.decode_control(envelope)
+        except InvalidMessage:
+            self._refuse()
+            return
+        me = self.agent.agent_id
+        if control.sender != v or control.receiver != me:
+            self._refuse()
+            return
+        lk = self._links[v]
+        if envelope.kind == link.ACK:
+            if envelope.session != lk.session:
+                self.counts.stale_frames += 1
+                return
+            self._acknowledged(lk, envelope.ack)
+            self._resend(v, control.want)
+            return
+        if control.digest != self.digest:
+            raise refuse(me, v, self.record, control.record or {})
+        known = lk.session
+        if (
+            known is not None
+            and envelope.session != known
+            and (link.incarnation(envelope.session) <= link.incarnation(known))
+        ):
+            self.counts.stale_frames += 1  # an earlier incarnation, or a second process as one
+            self._hello(v, answer=False)  # it learns what this node took from its run
+            return
+        if self.incarnation == 1 and control.want >= lk.next_seq:
+            raise ConfigError(
+                f"node {v} has already taken {control.want} frames of this run from node {me}, "
+                f"which sent {lk.next_seq - 1}: node {me} was started again without --resume"
+            )
+        lk.session = envelope.session
+        self._acknowledged(lk, envelope.ack)
+        if control.answer or known is not None:  # a resumed neighbour, or this node resumed:
+            self._resend(v, control.want)  # (a first hello's frames in flight need no resend)
+        if control.answer:
+            self._hello(v, answer=False)
 
     def _refuse(self) -> None:
         self.counts.refused_messages += 1
@@ -353,3 +603,8 @@ class LiveNode:
                 continue
             self.counts.messages_received += 1
             self.counts.bits_received += message.bits
+
+
+#: The fields of a LiveNode a checkpoint keeps.
+_STATE = ("agent", "counts", "_waiting_for", "_finished", "_pending", "_due", "_held",
+          "_newest", "_silent_since", "_last_round", "_silences", "_links", "last_rounds")  # fmt: skip

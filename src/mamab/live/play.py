@@ -11,6 +11,7 @@ from mamab.algorithms.registry import make_agents, network
 from mamab.attacks import Liars, liars_of
 from mamab.config import Config
 from mamab.instance import Instance, make_instance
+from mamab.live.checkpoint import Checkpoints
 from mamab.live.hold import Hold
 from mamab.live.node import LiveNode
 from mamab.problem import noise_chunks
@@ -39,32 +40,42 @@ def wire_spec(config: Config) -> WireSpec:
     return WireSpec(config.algorithm, config.arms, config.agents)
 
 
-def play(node: LiveNode, config: Config, instance: Instance, hold: Hold | None = None) -> float:
-    """Play the whole horizon (or keep time, for a node that does not play); its final regret.
+def play(node: LiveNode, config: Config, instance: Instance, hold: Hold | None = None,
+         checkpoints: Checkpoints | None = None, regret: float = 0.0) -> float:  # fmt: skip
+    """Play the horizon from the node's clock (0, or its checkpoint's step), or keep time for a
+    node that does not play; its final regret (``regret``: what it had at its clock).
 
     Rewards come from column ``agent_id`` of the run's noise table, as in the simulator.
     ``hold``: pause after that step until released (mamab.live.hold; not in async serve).
+    ``checkpoints``: write the node's state when due (mamab.live.checkpoint).
     """
     agent = node.agent
+
+    def after_step() -> None:
+        if checkpoints is not None and checkpoints.due(node):
+            checkpoints.save(node, regret)
+        if hold is not None and node.clock == hold.step:
+            hold.wait()
+
     if not agent.plays:
         if node.sync:
-            for _ in range(config.horizon):
+            for _ in range(config.horizon - node.clock):
                 node.tick()
-                if hold is not None and node.clock == hold.step:
-                    hold.wait()
+                after_step()
         else:
             node.serve()
         return 0.0
     problem, me = instance.problem, agent.agent_id
-    regret = 0.0
+    skip = node.clock  # steps played before the checkpoint: their noise is drawn and passed
     for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, config.agents,
                               config.horizon):  # fmt: skip
-        for value in noise[:, me]:
+        column = noise[min(skip, len(noise)) :, me]
+        skip = max(0, skip - len(noise))
+        for value in column:
             arm = node.select_arm()
             node.observe(arm, problem.reward_of(arm, float(value)))
             regret += problem.gaps[arm]
-            if hold is not None and node.clock == hold.step:
-                hold.wait()
+            after_step()
     return float(regret)
 
 
