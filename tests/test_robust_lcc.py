@@ -9,7 +9,7 @@ from mamab import Config, simulate
 from mamab import topology as topo
 from mamab.agents import LccUcbRobustAgent
 from mamab.algorithms.base import Message
-from mamab.engine.fast import reverse_edges
+from mamab.algorithms.lcc.driver import reverse_edges
 from mamab.schedule import index_bits
 
 WORST, BEST = 5, 0  # agent 0's rewards: arm 0 pays 1, every other arm 0
