@@ -200,7 +200,7 @@ def test_task_files_and_metadata_record_provenance(tmp_path):
 
 def test_code_fingerprint_covers_the_numbers_not_the_presentation():
     names = {p.relative_to(p.parents[1]).as_posix() for p in provenance.counted_sources()}
-    for needed in ("engine/kernels.py", "agents/lcc.py", "mamab/problem.py", "mamab/topology.py",
+    for needed in ("lcc/kernel.py", "lcc/agent.py", "mamab/problem.py", "mamab/topology.py",
                    "mamab/faults.py", "mamab/seeding.py", "mamab/simulate.py", "experiments/tasks.py"):  # fmt: skip
         assert needed in names
     for presentation in ("mamab/cli.py", "mamab/plots.py", "experiments/report.py"):
