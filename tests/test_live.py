@@ -22,7 +22,7 @@ import pytest
 import zmq
 from procs import alive, children
 
-from mamab import ALGORITHMS, Config, simulate
+from mamab import ALGORITHMS, Config, ConfigError, simulate
 from mamab.live.fleet import run_fleet
 from mamab.live.roster import load_roster
 from mamab.stats import median_band
@@ -502,3 +502,25 @@ def test_a_node_killed_with_sigkill_and_resumed_gives_mamab_runs_results(tmp_pat
     assert all(r["silent"] == {} and r["refused"]["messages"] == 0 for r in records)
     assert records[1]["resent"] + records[1]["duplicates"] > 0  # it was given what it had lost
     assert records[0]["duplicates"] + records[2]["duplicates"] > 0  # its replay: dropped
+
+
+@pytest.mark.parametrize("algorithm", ["demab", "ucb-network"])
+def test_algorithms_that_need_every_round_refuse_async_mode(algorithm: str, tmp_path: Path) -> None:
+    """Issue 21 item 5: async DEMAB received nothing (its server lingered 100 × --timeout) and
+    async UCB-Network's followers did worse than no communication: refused in one line."""
+    import mamab
+    from mamab.live.fleet import run_live
+
+    config = Config(algorithm, 3, 6, 50)
+    with pytest.raises(ConfigError, match="--sync"):
+        run_live(config, sync=False, timeout=1)
+    done = subprocess.run(
+        [sys.executable, "-m", "mamab", "live", "--algorithm", algorithm, "-N", "3", "-K", "6",
+         "-T", "50", "--async"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(mamab.__file__).parents[1])},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--sync" in lines[0]
+    assert not list(tmp_path.iterdir())  # nothing started, nothing written

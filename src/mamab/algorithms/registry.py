@@ -214,13 +214,19 @@ def announce_reference(name: str) -> None:
     )
 
 
-def require_wire(name: str) -> None:
-    """Refuse an algorithm whose messages the wire codec does not know (``mamab live``)."""
+def require_wire(name: str, sync: bool = True) -> None:
+    """Refuse an algorithm whose messages the wire codec does not know (``mamab live``), or one
+    that runs live in sync mode only when ``sync`` is False."""
     info = lookup(name)
     if info.wire is None or info.source != "built-in":
         raise ConfigError(
             f"{name} has no wire codec: the live network runs the built-in algorithms only "
             "(simulate it with `mamab run`)"
+        )
+    if not sync and not info.wire.asynchronous:
+        raise ConfigError(
+            f"{name} needs every message of every round in step: run it live with --sync "
+            "(async mode would leave it without its messages)"
         )
 
 

@@ -135,10 +135,12 @@ class MessageKind:
 @dataclass(frozen=True)
 class WireFormat:
     """The live network's codec for an algorithm: its fixed id (never renumbered; 0 reserved)
-    and its message kinds, by code (their position)."""
+    and its message kinds, by code (their position). ``asynchronous=False``: the algorithm needs
+    every message of every round, in step, so ``mamab live`` runs it in sync mode only."""
 
     id: int
     kinds: tuple[MessageKind, ...] = ()
+    asynchronous: bool = True
 
 
 @dataclass(frozen=True)

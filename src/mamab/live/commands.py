@@ -54,7 +54,7 @@ def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeou
 
         die_with_parent(int(parent))
     config = problem_config(**problem, runs=1, first_run=run)
-    require_wire(config.algorithm)  # a plugin has no wire codec: one line, before any socket
+    require_wire(config.algorithm, sync)  # a plugin has no wire codec: one line, before any socket
     record = run_agent(
         config,
         run,
@@ -91,7 +91,7 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     from mamab.storage import prepare_out_dir, write_json
 
     config = problem_config(**problem, runs=runs)
-    require_wire(config.algorithm)  # a plugin has no wire codec: one line, before any process
+    require_wire(config.algorithm, sync)  # a plugin has no wire codec: one line, before any process
     directory = prepare_out_dir(out) if out is not None else None
     click.echo(f"{runs} live runs of {node_count(config)} processes each "
                f"({'sync' if sync else 'async'}, loopback)", err=True)  # fmt: skip

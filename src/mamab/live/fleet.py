@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mamab.algorithms.registry import central_server
+from mamab.algorithms.registry import central_server, require_wire
 from mamab.attacks import draw_malicious
 from mamab.cli_types import malicious_flag
 from mamab.config import Config
@@ -281,6 +281,7 @@ def run_live(config: Config, *, sync: bool, timeout: float, progress=None,
     already written there (by an earlier, interrupted call) is not run again.
     """
     wire_spec(config)  # an algorithm the wire format does not know is refused before any start
+    require_wire(config.algorithm, sync)  # sync-only algorithms refuse async mode
     flags = problem_config(config.algorithm, config.agents, config.arms, config.horizon,
                            config.seed, config.graph, config.edge_prob, config.reward,
                            config.sigma, config.params.alpha, runs=config.runs,

@@ -47,7 +47,7 @@ SPECS = (
             MessageKind("best", "sample", "from-server"),
             MessageKind("send", "signal", "from-server"),
             MessageKind("assign", "arm_list", "from-server"),
-        )),
+        ), asynchronous=False),  # the server waits for every report of a phase
         cost=Cost(demab_cost), colour="tab:orange",
     ),
 )  # fmt: skip

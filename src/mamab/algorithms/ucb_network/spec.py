@@ -42,7 +42,8 @@ SPECS = (
         default_alpha=DEFAULT_ALPHA, faults=False, parameters=(),
         fast=FastEngine("mamab.algorithms.ucb_network.driver:run",
                         ("mamab.algorithms.ucb_network.kernel",)),
-        wire=WireFormat(10, (MessageKind("sample", "sample"), MessageKind("arm", "arm"))),
+        wire=WireFormat(10, (MessageKind("sample", "sample"), MessageKind("arm", "arm")),
+                       asynchronous=False),  # followers play their leader's arm of the step
         cost=Cost(fyl_cost), colour="tab:gray",
     ),
 )  # fmt: skip
