@@ -35,6 +35,9 @@ from mamab.live.fleet import agent_command, node_count, silence_report
 from mamab.live.roster import write_fleet
 from mamab.stats import median_band
 
+#: Namespaces, veth pairs and a fault proxy: about 2 minutes under load, so run with -m slow.
+pytestmark = pytest.mark.slow
+
 COUNTERS = ("messages_sent", "bits_sent", "messages_received", "bits_received", "rounds")
 
 
