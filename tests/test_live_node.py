@@ -405,8 +405,10 @@ def test_a_flooding_member_gets_a_bounded_share_of_a_sync_node() -> None:
         flood(nodes[0], network, 2, 20_000, spec, start=2)
         watched.append(watch_held(nodes[0], 2))
 
-    clean, clean_nodes = live_in_threads(config, 0, timeout=1.0, stop_after={2: 0})
-    regrets, nodes = live_in_threads(config, 0, timeout=1.0, stop_after={2: 0}, before=attack)
+    # 3 s, not 1 s: node 1 must not give up on node 0 while node 0 takes in the flood (under
+    # load that took over a second once in three runs, and node 1 marked node 0 silent)
+    clean, clean_nodes = live_in_threads(config, 0, timeout=3.0, stop_after={2: 0})
+    regrets, nodes = live_in_threads(config, 0, timeout=3.0, stop_after={2: 0}, before=attack)
     assert max(watched[0]) <= 500
     assert nodes[0].counts.over_window == 20_000 - 500
     assert regrets == clean
