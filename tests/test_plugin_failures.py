@@ -51,23 +51,6 @@ def scripted(plan):
     return make
 
 
-@pytest.fixture
-def plugins():
-    """Register test plugins; forget them (and the fallback notes) afterwards."""
-    added: list[str] = []
-
-    def add(name, make, **metadata):
-        info = mamab.register_algorithm(name, make, **metadata)
-        added.append(name)
-        return info
-
-    registry._announced.clear()
-    yield add
-    for name in added:
-        registry.unregister_algorithm(name)
-    registry._announced.clear()
-
-
 def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as done:
         main(argv)

@@ -53,23 +53,6 @@ def make_random(topology, n_arms, horizon, params, rng):
             for i in range(topology.n_agents)]  # fmt: skip
 
 
-@pytest.fixture
-def plugins():
-    """Register test plugins; forget them (and the fallback notes) afterwards."""
-    added: list[str] = []
-
-    def add(name, make, **metadata):
-        info = mamab.register_algorithm(name, make, **metadata)
-        added.append(name)
-        return info
-
-    registry._announced.clear()
-    yield add
-    for name in added:
-        registry.unregister_algorithm(name)
-    registry._announced.clear()
-
-
 # -- the door --------------------------------------------------------------------------------
 
 
