@@ -75,8 +75,12 @@ class Checkouts:
 
     def close(self) -> None:
         for where in self.made:
-            subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=REPO,
-                           capture_output=True, check=False)  # fmt: skip
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(where)],
+                cwd=REPO,
+                capture_output=True,
+                check=False,
+            )
         shutil.rmtree(self.tmp, ignore_errors=True)
         subprocess.run(["git", "worktree", "prune"], cwd=REPO, capture_output=True, check=False)
 
@@ -87,8 +91,17 @@ def harness(args: argparse.Namespace, checkout: Path) -> Path:
 
 def run_rows(args: argparse.Namespace, checkout: Path, warm: bool = False) -> dict[str, float]:
     """One fresh process of the harness on ``checkout``'s sources: {row label: best seconds}."""
-    command = [sys.executable, str(harness(args, checkout)), "--rows", "--repeat", str(args.repeat),
-               "--min-time", str(args.min_time), "--clock", args.clock]  # fmt: skip
+    command = [
+        sys.executable,
+        str(harness(args, checkout)),
+        "--rows",
+        "--repeat",
+        str(args.repeat),
+        "--min-time",
+        str(args.min_time),
+        "--clock",
+        args.clock,
+    ]
     if args.filter:
         command += ["--filter", args.filter]
     if args.quick:
@@ -141,14 +154,26 @@ def main() -> None:
     parser.add_argument("rev_b", help="git revision or checkout path (the candidate)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many per round")
-    parser.add_argument("--min-time", type=float, default=0.2,
-                        help="seconds a measurement lasts at least (a row is repeated within it)")  # fmt: skip
-    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                        help="time the process's CPU (default: robust to other load) or wall time")  # fmt: skip
+    parser.add_argument(
+        "--min-time",
+        type=float,
+        default=0.2,
+        help="seconds a measurement lasts at least (a row is repeated within it)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time the process's CPU (default: robust to other load) or wall time",
+    )
     parser.add_argument("--filter", help="only rows whose label matches this regex (run.py --list)")
     parser.add_argument("--quick", action="store_true", help="horizons / 10")
-    parser.add_argument("--harness", choices=("self", "each"), default="self",
-                        help="time both with this run.py (default) or each with its own")  # fmt: skip
+    parser.add_argument(
+        "--harness",
+        choices=("self", "each"),
+        default="self",
+        help="time both with this run.py (default) or each with its own",
+    )
     parser.add_argument("--json", type=Path, help="also write the raw timings here")
     args = parser.parse_args()
     if args.rounds < 1 or args.repeat < 1:

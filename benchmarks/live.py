@@ -72,9 +72,11 @@ def main() -> None:
     args = parser.parse_args()
     sizes = (8,) if args.quick else (8, 32)
     print("# mamab live benchmark (sync, loopback, one process per agent)\n")
-    print(f"mamab {mamab.__version__}, Python {platform.python_version()}, {cpu()}, "
-          f"{os.cpu_count()} cores; K = 100, seed 0, run 0. node s: a node's own loop (mean over "
-          "agents), without process start-up; ms/step = node s / T.\n")  # fmt: skip
+    print(
+        f"mamab {mamab.__version__}, Python {platform.python_version()}, {cpu()}, "
+        f"{os.cpu_count()} cores; K = 100, seed 0, run 0. node s: a node's own loop (mean over "
+        "agents), without process start-up; ms/step = node s / T.\n"
+    )
     print(
         "| algorithm | N | graph | T | wall s (with start-up) | node s | ms/step | sync waits/agent "
         "| messages/agent | counted bits/agent | frame bytes/agent | wire bytes/agent "
@@ -86,10 +88,13 @@ def main() -> None:
             horizon = (t8 if n == 8 else t32) // (5 if args.quick else 1)
             config = Config(algorithm, n, 100, horizon, graph=graph)
             m = measure(config)
-            print(f"| {algorithm} | {n} | {graph} | {horizon} | {m['seconds']:.1f} | "
-                  f"{m['node_seconds']:.2f} | {m['ms_per_step']:.3f} | {m['waits']:.0f} | {m['messages']:.0f} | "
-                  f"{m['bits']:.0f} | {m['frame_bytes']:.0f} | {m['wire_bytes']:.0f} | "
-                  f"{m['regret']:.1f} | {'yes' if m['exact'] else 'NO'} |", flush=True)  # fmt: skip
+            print(
+                f"| {algorithm} | {n} | {graph} | {horizon} | {m['seconds']:.1f} | "
+                f"{m['node_seconds']:.2f} | {m['ms_per_step']:.3f} | {m['waits']:.0f} | {m['messages']:.0f} | "
+                f"{m['bits']:.0f} | {m['frame_bytes']:.0f} | {m['wire_bytes']:.0f} | "
+                f"{m['regret']:.1f} | {'yes' if m['exact'] else 'NO'} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -34,10 +34,15 @@ def main() -> None:
     session = link.new_session(1)  # the flooder's: its hello first, then numbered frames
     hello = link.Control(3, 0, 0, False, digest(node.record), node.record)
     frames = [link.encode_control(link.HELLO, session, 0, hello)] + [
-        link.encode(link.DATA, session, i + 1, 0,
-                    encode_frame(Frame(3, 0, 1 + i % span, i // span, ()), spec))
+        link.encode(
+            link.DATA,
+            session,
+            i + 1,
+            0,
+            encode_frame(Frame(3, 0, 1 + i % span, i // span, ()), spec),
+        )
         for i in range(FRAMES)
-    ]  # fmt: skip
+    ]
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
@@ -51,9 +56,11 @@ def main() -> None:
     for step in range(1, 1001):
         node._deliver_due(step)
     per_step = (time.perf_counter() - start) / 1000
-    print(f"{FRAMES} frames from one neighbour: {len(node._pending)} held after step 1000, "
-          f"{kept / 1e6:.1f} MB kept, {getattr(node.counts, 'over_window', 'n/a')} dropped; "
-          f"delivery {per_step * 1e6:.0f} us per step")  # fmt: skip
+    print(
+        f"{FRAMES} frames from one neighbour: {len(node._pending)} held after step 1000, "
+        f"{kept / 1e6:.1f} MB kept, {getattr(node.counts, 'over_window', 'n/a')} dropped; "
+        f"delivery {per_step * 1e6:.0f} us per step"
+    )
 
 
 if __name__ == "__main__":

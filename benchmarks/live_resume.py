@@ -38,8 +38,23 @@ def main() -> None:
     horizon = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     kill = int(sys.argv[2]) if len(sys.argv) > 2 else horizon // 2
     every = sys.argv[3] if len(sys.argv) > 3 else "2.0"
-    flags = ["--algorithm", "full-communication", "-N", "3", "-K", "10", "-T", str(horizon),
-             "--seed", "0", "--sync", "--timeout", "120", "--checkpoint-every", every]  # fmt: skip
+    flags = [
+        "--algorithm",
+        "full-communication",
+        "-N",
+        "3",
+        "-K",
+        "10",
+        "-T",
+        str(horizon),
+        "--seed",
+        "0",
+        "--sync",
+        "--timeout",
+        "120",
+        "--checkpoint-every",
+        every,
+    ]
     procs: list[subprocess.Popen] = []
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -51,10 +66,28 @@ def main() -> None:
             if hold:
                 env["MAMAB_LIVE_HOLD"] = hold
             proc = subprocess.Popen(
-                [sys.executable, "-m", "mamab", "agent", "--roster", str(keys / "roster.toml"),
-                 "--id", str(node), "--secret", str(keys / f"agent-{node}.secret"),
-                 "--out", str(d / f"{node}.json"), "--checkpoint", str(d / f"{node}.ckpt"),
-                 *flags, *extra], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "mamab",
+                    "agent",
+                    "--roster",
+                    str(keys / "roster.toml"),
+                    "--id",
+                    str(node),
+                    "--secret",
+                    str(keys / f"agent-{node}.secret"),
+                    "--out",
+                    str(d / f"{node}.json"),
+                    "--checkpoint",
+                    str(d / f"{node}.ckpt"),
+                    *flags,
+                    *extra,
+                ],
+                env=env,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             procs.append(proc)
             return proc
 

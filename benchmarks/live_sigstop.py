@@ -34,11 +34,34 @@ def children(pid: int) -> list[int]:
 def main(stop_seconds: float) -> None:
     out = Path(tempfile.mkdtemp(prefix="live-sigstop-"))
     held = out / "held"
-    command = [sys.executable, "-m", "mamab", "live", "--algorithm", "full-communication",
-               "-N", "4", "-K", "10", "-T", "6000", "--runs", "1", "--sync", "--timeout", "3",
-               "--out", str(out / "results")]  # fmt: skip
-    proc = subprocess.Popen(command, env={**os.environ, "MAMAB_LIVE_HOLD": f"2:2000:{held}"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "mamab",
+        "live",
+        "--algorithm",
+        "full-communication",
+        "-N",
+        "4",
+        "-K",
+        "10",
+        "-T",
+        "6000",
+        "--runs",
+        "1",
+        "--sync",
+        "--timeout",
+        "3",
+        "--out",
+        str(out / "results"),
+    ]
+    proc = subprocess.Popen(
+        command,
+        env={**os.environ, "MAMAB_LIVE_HOLD": f"2:2000:{held}"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         while not held.exists():
             if proc.poll() is not None:

@@ -22,8 +22,16 @@ ATTACKS = ("worst", "random", "best-second")
 
 def honest_regret(algorithm: str, m: int, attack: str, args: argparse.Namespace) -> np.ndarray:
     """(runs,) the honest agents' mean final regret of one configuration."""
-    config = Config(algorithm, args.agents, args.arms, args.horizon, runs=args.runs, seed=1,
-                    malicious=m, attack=attack)  # fmt: skip
+    config = Config(
+        algorithm,
+        args.agents,
+        args.arms,
+        args.horizon,
+        runs=args.runs,
+        seed=1,
+        malicious=m,
+        attack=attack,
+    )
     return simulate(config, engine="fast", jobs=1).final_regret_mean()
 
 

@@ -32,9 +32,18 @@ def row(args: argparse.Namespace, attack: str, m: int) -> str:
     """One table row: lcc-ucb and lcc-ucb-robust on the same runs."""
     finals, owns = {}, None
     for algorithm in ("lcc-ucb", "lcc-ucb-robust"):
-        config = Config(algorithm, agents=args.agents, arms=args.arms, horizon=args.horizon,
-                        runs=args.runs, seed=args.seed, graph=args.graph, malicious=m,
-                        attack=attack, grid_points=2)  # fmt: skip
+        config = Config(
+            algorithm,
+            agents=args.agents,
+            arms=args.arms,
+            horizon=args.horizon,
+            runs=args.runs,
+            seed=args.seed,
+            graph=args.graph,
+            malicious=m,
+            attack=attack,
+            grid_points=2,
+        )
         result = simulate(config, jobs=args.jobs)
         finals[algorithm] = result.final_regret_mean()
         owns = liar_owns_best(result)
@@ -61,9 +70,11 @@ def main() -> None:
     parser.add_argument("--graph", default="complete")
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
-    print("| attack | m | median lcc-ucb | median robust | mean lcc-ucb | mean robust | "
-          "median lcc-ucb, best arm honest | median robust, best arm honest | robust lower | "
-          "a liar owns the best arm |")  # fmt: skip
+    print(
+        "| attack | m | median lcc-ucb | median robust | mean lcc-ucb | mean robust | "
+        "median lcc-ucb, best arm honest | median robust, best arm honest | robust lower | "
+        "a liar owns the best arm |"
+    )
     print("|---" * 10 + "|")
     for attack in ("worst", "best-second"):
         for m in range(0 if attack == "worst" else 1, 6):

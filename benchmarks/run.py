@@ -97,10 +97,25 @@ def paper_throughput(scale: float) -> str:
             one = timed(config, jobs=1, repeat=2)
             both = timed(config, jobs=2, repeat=2)
             steps = agent_steps(config)
-            rows.append([f"{graph} ({n},{k}) T={t}", algorithm, f"{steps / one / 1e6:.1f}",
-                         f"{steps / both / 1e6:.1f}", f"{one / floor:.1f}×"])  # fmt: skip
-    return table(["configuration", "algorithm", "M agent-steps/s, 1 thread", "2 threads",
-                  "1-thread time / RNG floor"], rows)  # fmt: skip
+            rows.append(
+                [
+                    f"{graph} ({n},{k}) T={t}",
+                    algorithm,
+                    f"{steps / one / 1e6:.1f}",
+                    f"{steps / both / 1e6:.1f}",
+                    f"{one / floor:.1f}×",
+                ]
+            )
+    return table(
+        [
+            "configuration",
+            "algorithm",
+            "M agent-steps/s, 1 thread",
+            "2 threads",
+            "1-thread time / RNG floor",
+        ],
+        rows,
+    )
 
 
 def engine_ratio(scale: float) -> str:
@@ -115,10 +130,25 @@ def engine_ratio(scale: float) -> str:
         )
         fast_rate = agent_steps(fast) / timed(fast, jobs=1, repeat=2)
         ref_rate = agent_steps(ref) / timed(ref, engine="reference")
-        rows.append([algorithm, graph, f"{ref_rate / 1e3:.0f}k", f"{fast_rate / 1e6:.1f}M",
-                     f"{fast_rate / ref_rate:.0f}×"])  # fmt: skip
-    return table(["algorithm", "graph (N,K)=(10,100)", "reference agent-steps/s",
-                  "fast, 1 thread", "fast / reference"], rows)  # fmt: skip
+        rows.append(
+            [
+                algorithm,
+                graph,
+                f"{ref_rate / 1e3:.0f}k",
+                f"{fast_rate / 1e6:.1f}M",
+                f"{fast_rate / ref_rate:.0f}×",
+            ]
+        )
+    return table(
+        [
+            "algorithm",
+            "graph (N,K)=(10,100)",
+            "reference agent-steps/s",
+            "fast, 1 thread",
+            "fast / reference",
+        ],
+        rows,
+    )
 
 
 def peer(smpy_python: str | None, scale: float) -> str:
@@ -128,8 +158,18 @@ def peer(smpy_python: str | None, scale: float) -> str:
     row = ["mamab fast engine (no-communication, N=1)", f"{ours * 1e3:.1f} ms", "1×"]
     rows = [row]
     if smpy_python:
-        out = subprocess.run([smpy_python, __file__.replace("run.py", "smpybandits_ucb.py"), "100", str(horizon), "3"],
-                             capture_output=True, text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            [
+                smpy_python,
+                __file__.replace("run.py", "smpybandits_ucb.py"),
+                "100",
+                str(horizon),
+                "3",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         theirs = json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
         rows.append(
             [
@@ -154,8 +194,14 @@ def peer(smpy_python: str | None, scale: float) -> str:
 
 def scaling(scale: float, big: bool) -> str:
     rows = []
-    cases = [(10, 100, 100_000), (100, 100, 100_000), (1000, 1000, 10_000), (10, 1000, 100_000),
-             (10, 10_000, 100_000), (10, 100, 1_000_000)]  # fmt: skip
+    cases = [
+        (10, 100, 100_000),
+        (100, 100, 100_000),
+        (1000, 1000, 10_000),
+        (10, 1000, 100_000),
+        (10, 10_000, 100_000),
+        (10, 100, 1_000_000),
+    ]
     if big:
         cases.append((1000, 10_000, 1_000_000))
     for n, k, horizon in cases:
@@ -168,8 +214,16 @@ def scaling(scale: float, big: bool) -> str:
         big_run = n * t >= 10**8
         seconds = timed(config, jobs=1, repeat=1 if big_run else 2)
         floor = floor_seconds(n, t, repeat=1 if big_run else 3)
-        rows.append([f"{n}", f"{k}", f"{t:.0e}", f"{seconds:.2f} s", f"{agent_steps(config) / seconds / 1e6:.1f}",
-                     f"{seconds / floor:.1f}×"])  # fmt: skip
+        rows.append(
+            [
+                f"{n}",
+                f"{k}",
+                f"{t:.0e}",
+                f"{seconds:.2f} s",
+                f"{agent_steps(config) / seconds / 1e6:.1f}",
+                f"{seconds / floor:.1f}×",
+            ]
+        )
     return table(
         ["N", "K", "T", "lcc-ucb time (1 run, 1 thread)", "M agent-steps/s", "time / RNG floor"],
         rows,
@@ -189,8 +243,10 @@ def peak_memory(scale: float) -> str:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - start
     peak_mib = int(out.stdout.split()[-1]) / 1024
-    return (f"Erdős–Rényi (150,250), T = {int(50_000 * scale)}, 30 runs of each of 4 algorithms, "
-            f"2 threads: peak resident memory **{peak_mib:.0f} MiB**, {seconds:.0f} s wall.")  # fmt: skip
+    return (
+        f"Erdős–Rényi (150,250), T = {int(50_000 * scale)}, 30 runs of each of 4 algorithms, "
+        f"2 threads: peak resident memory **{peak_mib:.0f} MiB**, {seconds:.0f} s wall."
+    )
 
 
 def dask_speedup(scale: float) -> str:
@@ -203,11 +259,24 @@ def dask_speedup(scale: float) -> str:
     from mamab.experiments.runner import run_sweep
     from mamab.experiments.spec import parse_spec
 
-    spec = parse_spec({
-        "name": "bench", "seed": 0, "runs": 8, "runs_per_task": 2, "grid_points": 50,
-        "experiments": [{"name": "e", "algorithms": ["lcc-ucb", "no-communication", "gosine"],
-                         "agents": 10, "arms": 100, "horizon": int(100_000 * scale)}],
-    })  # fmt: skip
+    spec = parse_spec(
+        {
+            "name": "bench",
+            "seed": 0,
+            "runs": 8,
+            "runs_per_task": 2,
+            "grid_points": 50,
+            "experiments": [
+                {
+                    "name": "e",
+                    "algorithms": ["lcc-ucb", "no-communication", "gosine"],
+                    "agents": 10,
+                    "arms": 100,
+                    "horizon": int(100_000 * scale),
+                }
+            ],
+        }
+    )
     steps = sum(c.agents * c.horizon * c.runs for _, c in spec.configs)
     for _, config in spec.configs:  # load compiled kernels here, as the workers do below
         simulate(Config(config.algorithm, agents=2, arms=4, horizon=20))
@@ -220,8 +289,12 @@ def dask_speedup(scale: float) -> str:
             start = time.perf_counter()
             run_sweep(spec, Path(tmp) / label.replace(" ", "-"), progress=False, **kwargs)
             rows.append((label, time.perf_counter() - start))
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
-                Client(cluster) as client:  # fmt: skip
+        with (
+            LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             client.run(
                 lambda: simulate(Config("lcc-ucb", agents=2, arms=4, horizon=20))
             )  # warm the workers
@@ -231,8 +304,13 @@ def dask_speedup(scale: float) -> str:
             )
             rows.append(("Dask, 2 local workers", time.perf_counter() - start))
     base = rows[0][1]
-    return table(["runner", "wall time", "M agent-steps/s", "speed-up vs 1 job"],
-                 [[label, f"{sec:.1f} s", f"{steps / sec / 1e6:.1f}", f"{base / sec:.2f}×"] for label, sec in rows])  # fmt: skip
+    return table(
+        ["runner", "wall time", "M agent-steps/s", "speed-up vs 1 job"],
+        [
+            [label, f"{sec:.1f} s", f"{steps / sec / 1e6:.1f}", f"{base / sec:.2f}×"]
+            for label, sec in rows
+        ],
+    )
 
 
 FAULTS = {"loss": 0.1, "delay": 0.1, "crash_rate": 1e-5, "recover_after": 1000}
@@ -255,12 +333,22 @@ def timing_rows(scale: float) -> dict[str, Config | None]:
 
     for graph, n, k, horizon, algorithms in PAPER:
         for algorithm in algorithms:
-            add(Config(algorithm, agents=n, arms=k, horizon=int(horizon * scale), runs=2,
-                       graph=graph, seed=1))  # fmt: skip
+            add(
+                Config(
+                    algorithm,
+                    agents=n,
+                    arms=k,
+                    horizon=int(horizon * scale),
+                    runs=2,
+                    graph=graph,
+                    seed=1,
+                )
+            )
     for algorithm in mamab.ALGORITHMS:
         graph = "erdos-renyi" if algorithm in ("lcc-ucb-graph", "lcc-ucb-relay") else "complete"
-        config = Config(algorithm, agents=10, arms=100, horizon=int(100_000 * scale), graph=graph,
-                        seed=2)  # fmt: skip
+        config = Config(
+            algorithm, agents=10, arms=100, horizon=int(100_000 * scale), graph=graph, seed=2
+        )
         add(config)
         if supports_faults(algorithm):
             add(dataclasses.replace(config, **FAULTS), " faults")
@@ -322,8 +410,17 @@ def rows_main(args: argparse.Namespace, scale: float) -> None:
         seconds, calls = best_per_call(
             lambda c=config: simulate(c, jobs=1), args.repeat, args.min_time, CLOCKS[args.clock]
         )
-        print(json.dumps({"row": label, "seconds": seconds, "calls": calls,
-                          "agent_steps": agent_steps(config)}), flush=True)  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "row": label,
+                    "seconds": seconds,
+                    "calls": calls,
+                    "agent_steps": agent_steps(config),
+                }
+            ),
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -334,17 +431,29 @@ def main() -> None:
         "--quick", action="store_true", help="horizons / 10, no N=1000 K=1e4 T=1e6 run"
     )
     parser.add_argument("--smpy-python", help="python of an environment with SMPyBandits installed")
-    parser.add_argument("--rows", action="store_true",
-                        help="only time the comparison rows, one JSON line each (benchmarks/compare.py)")  # fmt: skip
+    parser.add_argument(
+        "--rows",
+        action="store_true",
+        help="only time the comparison rows, one JSON line each (benchmarks/compare.py)",
+    )
     parser.add_argument("--filter", help="with --rows: only rows whose label matches this regex")
     parser.add_argument("--repeat", type=int, default=3, help="with --rows: best of this many")
-    parser.add_argument("--min-time", type=float, default=0.2,
-                        help="with --rows: repeat a row within one measurement until this many seconds")  # fmt: skip
-    parser.add_argument("--clock", choices=tuple(CLOCKS), default="cpu",
-                        help="with --rows: the process's CPU time (default) or wall time")  # fmt: skip
+    parser.add_argument(
+        "--min-time",
+        type=float,
+        default=0.2,
+        help="with --rows: repeat a row within one measurement until this many seconds",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=tuple(CLOCKS),
+        default="cpu",
+        help="with --rows: the process's CPU time (default) or wall time",
+    )
     parser.add_argument("--warm", action="store_true", help="with --rows: only compile the kernels")
-    parser.add_argument("--list", action="store_true",
-                        help="print the --rows labels (--filter applies) and exit")  # fmt: skip
+    parser.add_argument(
+        "--list", action="store_true", help="print the --rows labels (--filter applies) and exit"
+    )
     args = parser.parse_args()
     scale = 0.1 if args.quick else 1.0
     if args.list:
@@ -354,8 +463,10 @@ def main() -> None:
         rows_main(args, scale)
         return
     print(f"# mamab {mamab.__version__} benchmarks\n")
-    print(f"Machine: {platform.processor() or platform.machine()}, {platform.python_implementation()} "
-          f"{platform.python_version()}, numpy {np.__version__}; command: `{' '.join(sys.argv)}`\n")  # fmt: skip
+    print(
+        f"Machine: {platform.processor() or platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}, numpy {np.__version__}; command: `{' '.join(sys.argv)}`\n"
+    )
     for title, section in [
         ("Paper configurations (2 runs)", lambda: paper_throughput(scale)),
         ("Fast engine against the reference agents", lambda: engine_ratio(scale)),

@@ -32,9 +32,11 @@ def main() -> None:
         ("`python -c pass` (interpreter alone)", median_of(["-c", "pass"])),
         ("`mamab --help`", median_of(["-m", "mamab", "--help"])),
         ("`mamab run --help`", median_of(["-m", "mamab", "run", "--help"])),
-        ("`mamab run --algorithm lcc-ucb --agents 0` (input error)",
-         median_of(["-m", "mamab", "run", "--algorithm", "lcc-ucb", "--agents", "0"])),
-    ]  # fmt: skip
+        (
+            "`mamab run --algorithm lcc-ucb --agents 0` (input error)",
+            median_of(["-m", "mamab", "run", "--algorithm", "lcc-ucb", "--agents", "0"]),
+        ),
+    ]
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         rows.append(
@@ -43,8 +45,12 @@ def main() -> None:
         rows.append((f"`mamab {' '.join(RUN)}`, warm", seconds(["-m", "mamab", *RUN], env)))
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        rows.append(("`mamab warmup`, cold (every kernel of every algorithm)",
-                     seconds(["-m", "mamab", "warmup"], env)))  # fmt: skip
+        rows.append(
+            (
+                "`mamab warmup`, cold (every kernel of every algorithm)",
+                seconds(["-m", "mamab", "warmup"], env),
+            )
+        )
         rows.append(("`mamab warmup`, warm", seconds(["-m", "mamab", "warmup"], env)))
     print("| command | wall time |\n|---|---|")
     for name, value in rows:

@@ -85,8 +85,14 @@ def _abort(writer: asyncio.StreamWriter) -> None:
 class _Pipe:
     """One direction of one connection: read, hold until due, write (in order)."""
 
-    def __init__(self, proxy: FaultProxy, conn: _Conn, direction: int,
-                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:  # fmt: skip
+    def __init__(
+        self,
+        proxy: FaultProxy,
+        conn: _Conn,
+        direction: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
         self.proxy, self.conn, self.direction = proxy, conn, direction
         self.reader, self.writer = reader, writer
         self.queue: deque[tuple[float, bytes | None]] = deque()
@@ -235,15 +241,23 @@ class FaultProxy:
 
     def stats(self) -> dict[tuple[int, int], LinkStats]:
         """A snapshot of every link's counters."""
-        return self._call(lambda: {k: LinkStats(v.connections, list(v.forwarded), v.held,
-                                                v.resets, v.lost)
-                                   for k, v in self.links.items()})  # fmt: skip
+        return self._call(
+            lambda: {
+                k: LinkStats(v.connections, list(v.forwarded), v.held, v.resets, v.lost)
+                for k, v in self.links.items()
+            }
+        )
 
     def held_by(self, client: int, server: int) -> int:
         """Bytes node ``client``'s connections to ``server`` hold right now (in flight)."""
-        return self._call(lambda: sum(p.held() for c in self._conns
-                                      if (c.client, c.server) == (client, server)
-                                      for p in c.pipes[:1]))  # fmt: skip
+        return self._call(
+            lambda: sum(
+                p.held()
+                for c in self._conns
+                if (c.client, c.server) == (client, server)
+                for p in c.pipes[:1]
+            )
+        )
 
     def close(self) -> None:
         if self._loop is not None and self._thread.is_alive():
@@ -333,8 +347,9 @@ class FaultProxy:
         except asyncio.CancelledError:  # reset by the proxy
             pass
         finally:
-            self.log.append((time.monotonic(), client, server, "closed",
-                             [p.held() for p in conn.pipes]))  # fmt: skip
+            self.log.append(
+                (time.monotonic(), client, server, "closed", [p.held() for p in conn.pipes])
+            )
             self._conns.discard(conn)
             for w in conn.writers:
                 w.close()

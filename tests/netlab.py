@@ -87,8 +87,20 @@ class NetLab:
         _ip("-n", self.hub, "route", "add", "local", "198.18.0.0/15", "dev", "lo", "table", "100")
         for i in range(self.size):
             hub_end, node_end = f"{self.tag}h{i}", f"{self.tag}n{i}"
-            _ip("-n", self.hub, "link", "add", hub_end, "type", "veth", "peer", "name", node_end,
-                "netns", self.node(i))  # fmt: skip
+            _ip(
+                "-n",
+                self.hub,
+                "link",
+                "add",
+                hub_end,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                node_end,
+                "netns",
+                self.node(i),
+            )
             _ip("-n", self.hub, "addr", "add", f"198.18.{i}.1/24", "dev", hub_end)
             _ip("-n", self.hub, "link", "set", hub_end, "up")
             _ip("-n", self.hub, "rule", "add", "iif", hub_end, "lookup", "100")

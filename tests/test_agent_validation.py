@@ -50,8 +50,9 @@ def play(agents, rng):
 @functools.cache
 def _first_exchange(algorithm: str, horizon: int = 600):
     graph = complete(N)
-    agents = make_agents(algorithm, graph, K, horizon, AlgorithmParams(k_prime=2),
-                         np.random.default_rng(0))  # fmt: skip
+    agents = make_agents(
+        algorithm, graph, K, horizon, AlgorithmParams(k_prime=2), np.random.default_rng(0)
+    )
     rng = np.random.default_rng(1)
     for step in range(1, horizon + 1):
         play(agents, rng)
@@ -103,8 +104,16 @@ def test_gosine_refuses_array_requests_and_replies():
     agents, batch = first_exchange("gosine")
     request = batch[0]
     asked = agents[request.receiver]
-    for payload in (np.array(["pull"]), (np.array(["pull"]),), ["pull"], ("pull", None),
-                    ("arm", np.array([1])), ("arm", [1]), ("arm", {}), (np.array(["arm"]), 1)):  # fmt: skip
+    for payload in (
+        np.array(["pull"]),
+        (np.array(["pull"]),),
+        ["pull"],
+        ("pull", None),
+        ("arm", np.array([1])),
+        ("arm", [1]),
+        ("arm", {}),
+        (np.array(["arm"]), 1),
+    ):
         refused(asked, lambda p=payload: asked.receive(dataclasses.replace(request, payload=p)))
     assert asked.outgoing() == []  # no request was taken: nothing to answer
 
@@ -125,8 +134,13 @@ def test_demab_server_and_agents_take_one_message_of_a_kind_per_sender():
     counts = agent.outgoing()
     assert [m.payload[0] for m in counts] == ["count"]  # one count, not two
     fresh = copy.deepcopy(server)
-    fresh.receive(dataclasses.replace(counts[0], sender=np.int64(counts[0].sender),
-                                      payload=("count", np.int64(counts[0].payload[1]))))  # fmt: skip
+    fresh.receive(
+        dataclasses.replace(
+            counts[0],
+            sender=np.int64(counts[0].sender),
+            payload=("count", np.int64(counts[0].payload[1])),
+        )
+    )
     assert fresh._counts == {counts[0].sender: counts[0].payload[1]}  # numpy integers are integers
     server.receive(counts[0])
     refused(server, lambda: server.receive(counts[0]))  # would double-count
@@ -139,7 +153,7 @@ def test_relay_refuses_a_copy_and_an_origin_twice_but_takes_a_forwarded_origin()
     agents, batch = first_exchange("lcc-ucb-relay")
     message = batch[0]
     receiver = agents[message.receiver]
-    (origin, arm), = message.payload  # fmt: skip
+    ((origin, arm),) = message.payload
     other = next(v for v in range(N) if v not in (origin, receiver.agent_id))
     twice = dataclasses.replace(message, payload=((other, arm), (other, arm)))
     refused(receiver, lambda: receiver.receive(twice))
@@ -178,19 +192,37 @@ def test_junk_headers_raise_invalid_message(algorithm):
     agents, batch = first_exchange(algorithm)
     message = batch[0]
     receiver = agents[message.receiver]
-    for field, junk in [("sender", [message.sender]), ("sender", np.array([message.sender])),
-                        ("sender", {}), ("sender", float(message.sender)), ("sender", True),
-                        ("receiver", np.array([0, 1])), ("receiver", [message.receiver]),
-                        ("stamp", np.array([message.stamp])), ("stamp", float(message.stamp)),
-                        ("bits", None), ("bits", -1), ("bits", np.array([1]))]:  # fmt: skip
+    for field, junk in [
+        ("sender", [message.sender]),
+        ("sender", np.array([message.sender])),
+        ("sender", {}),
+        ("sender", float(message.sender)),
+        ("sender", True),
+        ("receiver", np.array([0, 1])),
+        ("receiver", [message.receiver]),
+        ("stamp", np.array([message.stamp])),
+        ("stamp", float(message.stamp)),
+        ("bits", None),
+        ("bits", -1),
+        ("bits", np.array([1])),
+    ]:
         wrong = dataclasses.replace(message, **{field: junk})
         refused(receiver, lambda w=wrong: receiver.receive(w))
 
 
 # -- fuzzing receive() --
 
-NUMPY_LEAVES = [np.int64(2), np.float64(0.5), np.float32(0.5), np.array(3), np.array([1]),
-                np.array(["pull"]), np.zeros(K), np.full(K, np.nan), np.zeros((1, K))]  # fmt: skip
+NUMPY_LEAVES = [
+    np.int64(2),
+    np.float64(0.5),
+    np.float32(0.5),
+    np.array(3),
+    np.array([1]),
+    np.array(["pull"]),
+    np.zeros(K),
+    np.full(K, np.nan),
+    np.zeros((1, K)),
+]
 TAGS = ["pull", "arm", "best", "send", "assign", "report", "count", "arms"]
 LEAVES = st.one_of(
     st.none(),
@@ -218,8 +250,12 @@ FIELDS = ["payload", "payload", "payload", "sender", "receiver", "stamp", "bits"
 
 
 @settings(max_examples=400, deadline=None)
-@given(algorithm=st.sampled_from(TALKING), index=st.integers(0, 50), field=st.sampled_from(FIELDS),
-       junk=JUNK)  # fmt: skip
+@given(
+    algorithm=st.sampled_from(TALKING),
+    index=st.integers(0, 50),
+    field=st.sampled_from(FIELDS),
+    junk=JUNK,
+)
 def test_fuzzed_messages_are_taken_or_refused_cleanly(algorithm, index, field, junk):
     agents, batch = _first_exchange(algorithm)
     message = batch[index % len(batch)]

@@ -28,12 +28,17 @@ def configs(**block) -> list[Config]:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"sigma": 0.5}, "sigma applies to gaussian rewards only, not to bernoulli ones (got sigma = 0.5)"),
-        ({"graph": "ring", "edge_prob": 0.3},
-         "an edge probability applies to the erdos-renyi graph only, not to 'ring' (got 0.3)"),
+        (
+            {"sigma": 0.5},
+            "sigma applies to gaussian rewards only, not to bernoulli ones (got sigma = 0.5)",
+        ),
+        (
+            {"graph": "ring", "edge_prob": 0.3},
+            "an edge probability applies to the erdos-renyi graph only, not to 'ring' (got 0.3)",
+        ),
         ({"edge_prob": 1.0}, "not to 'complete'"),
     ],
-)  # fmt: skip
+)
 def test_config_refuses_what_does_not_apply(fields, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
         Config("lcc-ucb", 3, 5, 10, **fields)
@@ -92,11 +97,17 @@ def test_sweep_edge_prob_axis_crossed_with_graph_keeps_one_ring_configuration():
     [
         ({"sigma": 0.5}, "experiments[0].sigma: applies only where reward = 'gaussian'"),
         ({"sigma": [0.5, 2.0], "reward": "bernoulli"}, "experiments[0].sigma: applies only"),
-        ({"edge_prob": 0.5, "graph": ["ring", "line"]}, "experiments[0].edge_prob: applies only where graph = 'erdos-renyi'"),
+        (
+            {"edge_prob": 0.5, "graph": ["ring", "line"]},
+            "experiments[0].edge_prob: applies only where graph = 'erdos-renyi'",
+        ),
         ({"edge_prob": 2.0}, "edge probability must lie in (0, 1]"),  # the value first
-        ({"sigma": [0.5, -1.0], "reward": ["bernoulli", "gaussian"]}, "Gaussian sigma must be a positive"),
+        (
+            {"sigma": [0.5, -1.0], "reward": ["bernoulli", "gaussian"]},
+            "Gaussian sigma must be a positive",
+        ),
     ],
-)  # fmt: skip
+)
 def test_sweep_refuses_what_applies_to_no_configuration(block, needle):
     with pytest.raises(ConfigError) as err:
         configs(**block)
@@ -108,9 +119,23 @@ def test_sweep_default_sigma_with_bernoulli_is_accepted():
 
 
 def test_crossed_sweep_runs_and_labels_each_configuration_once(tmp_path):
-    spec = parse_spec({"name": "cross", "runs": 1, "grid_points": 5, "experiments": [
-        {"algorithms": "lcc-ucb", "agents": 2, "arms": 3, "horizon": 20,
-         "sigma": [0.5, 2.0], "reward": ["bernoulli", "gaussian"]}]})  # fmt: skip
+    spec = parse_spec(
+        {
+            "name": "cross",
+            "runs": 1,
+            "grid_points": 5,
+            "experiments": [
+                {
+                    "algorithms": "lcc-ucb",
+                    "agents": 2,
+                    "arms": 3,
+                    "horizon": 20,
+                    "sigma": [0.5, 2.0],
+                    "reward": ["bernoulli", "gaussian"],
+                }
+            ],
+        }
+    )
     outcome = run_sweep(spec, tmp_path, jobs=1, progress=False)
     assert outcome.tasks_run == 3
     with (tmp_path / "summary.csv").open() as handle:

@@ -60,9 +60,21 @@ def swept(tmp_path_factory):
 
 
 def test_alpha_sigma_means_axes_expand_in_order():
-    spec = parse_spec({"experiments": [{"algorithms": "lcc-ucb", "agents": 2, "horizon": 400,
-                                        "reward": "gaussian", "alpha": [0.5, 4.0],
-                                        "sigma": [0.2, 2.0], "means": MEANS}]})  # fmt: skip
+    spec = parse_spec(
+        {
+            "experiments": [
+                {
+                    "algorithms": "lcc-ucb",
+                    "agents": 2,
+                    "horizon": 400,
+                    "reward": "gaussian",
+                    "alpha": [0.5, 4.0],
+                    "sigma": [0.2, 2.0],
+                    "means": MEANS,
+                }
+            ]
+        }
+    )
     configs = [c for _, c in spec.configs]
     # configuration fields first (in Config's order), then the parameters
     assert [(c.sigma, c.means, c.params.alpha) for c in configs] == [
@@ -78,13 +90,25 @@ def test_tables_carry_the_axes_and_the_numbers_follow_them(swept):
     seen = {(r["alpha"], r["sigma"], r["means"]) for r in rows}
     assert seen == {
         (format(a, ".10g"), format(s, ".10g"), json.dumps(m))
-        for a in (0.5, 4.0) for s in (0.2, 2.0) for m in MEANS
-    }  # fmt: skip
+        for a in (0.5, 4.0)
+        for s in (0.2, 2.0)
+        for m in MEANS
+    }
     # every row holds the numbers of its own configuration, computed directly
     for r in rows:
-        config = Config("lcc-ucb", 2, 4, 400, runs=2, seed=3, reward="gaussian",
-                        sigma=float(r["sigma"]), means=tuple(json.loads(r["means"])),
-                        params=AlgorithmParams(alpha=float(r["alpha"])), grid_points=12)  # fmt: skip
+        config = Config(
+            "lcc-ucb",
+            2,
+            4,
+            400,
+            runs=2,
+            seed=3,
+            reward="gaussian",
+            sigma=float(r["sigma"]),
+            means=tuple(json.loads(r["means"])),
+            params=AlgorithmParams(alpha=float(r["alpha"])),
+            grid_points=12,
+        )
         direct = mamab.simulate(config).final_regret_mean()
         assert float(r["final_regret_median"]) == pytest.approx(np.median(direct), rel=1e-12)
     finals = [float(r["final_regret_median"]) for r in rows]
@@ -134,9 +158,18 @@ k_prime = [5, 9]
     }
     # K' reaches the agents: the two values give different regret, equal to a direct run
     for r in rows:
-        config = Config("lcc-ucb", 3, 9, 600, runs=2, grid_points=8, crash_rate=float(r["crash_rate"]),
-                        recover_after=int(r["recover_after"]), loss=float(r["loss"]),
-                        params=AlgorithmParams(k_prime=int(r["k_prime"])))  # fmt: skip
+        config = Config(
+            "lcc-ucb",
+            3,
+            9,
+            600,
+            runs=2,
+            grid_points=8,
+            crash_rate=float(r["crash_rate"]),
+            recover_after=int(r["recover_after"]),
+            loss=float(r["loss"]),
+            params=AlgorithmParams(k_prime=int(r["k_prime"])),
+        )
         result = mamab.simulate(config)
         sent = np.median(result.counts["bits_sent"].mean(axis=1))
         assert float(r["bits_sent_per_agent_median"]) == pytest.approx(sent, rel=1e-9)  # %.10g
@@ -148,8 +181,10 @@ k_prime = [5, 9]
 def test_means_file_is_an_axis_keyed_by_contents(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("means.txt").write_text("# two problems\n0.1, 0.9, 0.5\n0.3 0.2 0.7  # spaces too\n")
-    text = ('[[experiments]]\nalgorithms = "no-communication"\nagents = 2\nhorizon = 50\n'
-            'means_file = "means.txt"\n')  # fmt: skip
+    text = (
+        '[[experiments]]\nalgorithms = "no-communication"\nagents = 2\nhorizon = 50\n'
+        'means_file = "means.txt"\n'
+    )
     Path("s.toml").write_text(text)
     first = [c for _, c in load_spec("s.toml").configs]
     assert [c.means for c in first] == [(0.1, 0.9, 0.5), (0.3, 0.2, 0.7)]
@@ -172,13 +207,16 @@ def test_means_file_is_an_axis_keyed_by_contents(tmp_path, monkeypatch):
         ({"means": [[0.1, 0.2, 0.3], "x"]}, "experiments[0].means: expected"),
         ({"means": [0.1, 2.0, 0.3]}, "Bernoulli arm means must lie in [0, 1]"),
         ({"means": [0.1, 0.2]}, "2 arm means given for 3 arms"),
-        ({"means_file": "missing.txt"}, "experiments[0].means_file: means file missing.txt does not exist"),
+        (
+            {"means_file": "missing.txt"},
+            "experiments[0].means_file: means file missing.txt does not exist",
+        ),
         ({"means": [[0.5]], "means_file": "m.txt"}, "give means or means_file, not both"),
         ({"crash_rate": [0.1, 2.0]}, "crash rate must be a probability"),
         ({"recover_after": [1, "x"]}, "experiments[0].recover_after: expected int"),
         ({"colour": "red"}, "unknown key 'colour'"),
     ],
-)  # fmt: skip
+)
 def test_bad_axes_are_one_line_naming_the_key(tmp_path, capsys, block, needle):
     data = {"algorithms": "lcc-ucb", "agents": 2, "arms": 3, "horizon": 10, **block}
     if "means" in block or "means_file" in block:
@@ -205,9 +243,21 @@ def test_bad_axes_are_one_line_naming_the_key(tmp_path, capsys, block, needle):
 
 def test_old_specs_keep_their_ids():
     """A spec without the new axes gives the ids it gave before issue 13 (values from main)."""
-    spec = parse_spec({"seed": 1, "experiments": [{"algorithms": ["lcc-ucb", "gosine"], "agents": 3,
-                                                   "arms": 6, "horizon": 100, "alpha": 2,
-                                                   "loss": [0.0, 0.5]}]})  # fmt: skip
+    spec = parse_spec(
+        {
+            "seed": 1,
+            "experiments": [
+                {
+                    "algorithms": ["lcc-ucb", "gosine"],
+                    "agents": 3,
+                    "arms": 6,
+                    "horizon": 100,
+                    "alpha": 2,
+                    "loss": [0.0, 0.5],
+                }
+            ],
+        }
+    )
     assert [config_id(c) for _, c in spec.configs] == EXPECTED_IDS
 
 
@@ -225,9 +275,20 @@ def test_summary_columns_cover_every_parameter_field():
 
 def test_sweep_from_a_dict_with_networkx_graphs(tmp_path):
     nx = pytest.importorskip("networkx")
-    data = {"name": "nx", "runs": 2, "grid_points": 6,
-            "experiments": [{"algorithms": "lcc-ucb-graph", "agents": 5, "arms": 10, "horizon": 200,
-                             "graph": [nx.cycle_graph(5), "ring"]}]}  # fmt: skip
+    data = {
+        "name": "nx",
+        "runs": 2,
+        "grid_points": 6,
+        "experiments": [
+            {
+                "algorithms": "lcc-ucb-graph",
+                "agents": 5,
+                "arms": 10,
+                "horizon": 200,
+                "graph": [nx.cycle_graph(5), "ring"],
+            }
+        ],
+    }
     outcome = mamab.sweep(data, out=tmp_path / "out", jobs=1)
     rows = outcome.summary
     assert [r["graph"] for r in rows] == ["networkx", "ring"]
@@ -241,8 +302,10 @@ def test_sweep_from_a_dict_with_networkx_graphs(tmp_path):
 
 def test_import_of_the_cli_is_light():
     """`mamab --help` must not pay for numpy, numba, matplotlib, pyarrow, networkx or zmq."""
-    code = ("import sys, mamab.cli; heavy = ('numpy', 'numba', 'matplotlib', 'pyarrow', "
-            "'networkx', 'zmq', 'pandas'); print([m for m in heavy if m in sys.modules])")  # fmt: skip
+    code = (
+        "import sys, mamab.cli; heavy = ('numpy', 'numba', 'matplotlib', 'pyarrow', "
+        "'networkx', 'zmq', 'pandas'); print([m for m in heavy if m in sys.modules])"
+    )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]"
     helped = subprocess.run(
@@ -252,8 +315,10 @@ def test_import_of_the_cli_is_light():
 
 
 def test_import_mamab_is_light_and_names_resolve():
-    code = ("import sys, mamab; print('numpy' in sys.modules, 'networkx' in sys.modules); "
-            "print(mamab.Config.__module__, mamab.sweep.__module__, mamab.simulate.__module__)")  # fmt: skip
+    code = (
+        "import sys, mamab; print('numpy' in sys.modules, 'networkx' in sys.modules); "
+        "print(mamab.Config.__module__, mamab.sweep.__module__, mamab.simulate.__module__)"
+    )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert found.stdout.split("\n")[:2] == [
         "False False",
@@ -277,8 +342,10 @@ def test_compile_notice_only_when_the_cache_is_cold(tmp_path, capsys, monkeypatc
 
 def test_cache_state_is_read_from_numba(tmp_path):
     """With a fresh cache directory every kernel is cold; after one run its kernel is warm."""
-    code = ("from mamab.engine.warmup import cold; from mamab import Config, simulate; "
-            "print(cold(['lcc-ucb'])); simulate(Config('lcc-ucb', 2, 4, 20)); print(cold(['lcc-ucb']))")  # fmt: skip
+    code = (
+        "from mamab.engine.warmup import cold; from mamab import Config, simulate; "
+        "print(cold(['lcc-ucb'])); simulate(Config('lcc-ucb', 2, 4, 20)); print(cold(['lcc-ucb']))"
+    )
     env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     found = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
@@ -316,9 +383,19 @@ def plugin(monkeypatch):
 
 def test_plugin_parameters_go_into_extra(plugin):
     """Unknown keys of [experiments.params] are a plugin's own parameters: AlgorithmParams.extra."""
-    spec = parse_spec({"experiments": [{"algorithms": plugin, "agents": 2, "arms": 4,
-                                        "horizon": 10, "params": {"epsilon": [0.1, 0.3],
-                                                                  "mode": "greedy", "k_prime": 3}}]})  # fmt: skip
+    spec = parse_spec(
+        {
+            "experiments": [
+                {
+                    "algorithms": plugin,
+                    "agents": 2,
+                    "arms": 4,
+                    "horizon": 10,
+                    "params": {"epsilon": [0.1, 0.3], "mode": "greedy", "k_prime": 3},
+                }
+            ]
+        }
+    )
     params = [c.params for _, c in spec.configs]
     assert [p.extra for p in params] == [
         (("epsilon", 0.1), ("mode", "greedy")),
@@ -326,15 +403,37 @@ def test_plugin_parameters_go_into_extra(plugin):
     ]
     assert {p.k_prime for p in params} == {3}
     with pytest.raises(ConfigError, match=r"params\.epsilon: expected"):
-        parse_spec({"experiments": [{"algorithms": plugin, "agents": 2, "arms": 4,
-                                     "horizon": 10, "params": {"epsilon": [[1]]}}]})  # fmt: skip
+        parse_spec(
+            {
+                "experiments": [
+                    {
+                        "algorithms": plugin,
+                        "agents": 2,
+                        "arms": 4,
+                        "horizon": 10,
+                        "params": {"epsilon": [[1]]},
+                    }
+                ]
+            }
+        )
 
 
 def test_plugin_parameters_are_columns(plugin, tmp_path):
     """Each plugin parameter is a column ``extra.<name>`` of every table."""
-    data = {"name": "plugin", "runs": 2, "grid_points": 5,
-            "experiments": [{"algorithms": plugin, "agents": 2, "arms": 4, "horizon": 50,
-                             "params": {"epsilon": [0.1, 0.25], "mode": "greedy"}}]}  # fmt: skip
+    data = {
+        "name": "plugin",
+        "runs": 2,
+        "grid_points": 5,
+        "experiments": [
+            {
+                "algorithms": plugin,
+                "agents": 2,
+                "arms": 4,
+                "horizon": 50,
+                "params": {"epsilon": [0.1, 0.25], "mode": "greedy"},
+            }
+        ],
+    }
     outcome = mamab.sweep(data, out=tmp_path / "out", jobs=1)
     rows = rows_of(tmp_path / "out" / "summary.csv")
     assert [(r["extra.epsilon"], r["extra.mode"]) for r in rows] == [
@@ -354,8 +453,16 @@ def test_plugin_parameters_are_columns(plugin, tmp_path):
 
 def test_cli_summary_names_the_varying_axes(swept, capsys):
     with pytest.raises(SystemExit) as done:
-        main(["sweep", str(swept.directory.parent / "axes.toml"), "--out", str(swept.directory),
-              "--jobs", "1"])  # fmt: skip
+        main(
+            [
+                "sweep",
+                str(swept.directory.parent / "axes.toml"),
+                "--out",
+                str(swept.directory),
+                "--jobs",
+                "1",
+            ]
+        )
     assert done.value.code == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("noise")]
     assert len(lines) == 8

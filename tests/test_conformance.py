@@ -71,8 +71,15 @@ class TestCoopUcb2(_ByName, unittest.TestCase):
         import numpy as np
 
         good = np.zeros(n_arms)
-        return ["junk", (good,), (good, np.zeros(n_arms + 1)), (np.full(n_arms, -1.0), good),
-                (np.full(n_arms, np.nan), good), (good.astype(np.float32), good), ([0.0] * n_arms, good)]  # fmt: skip
+        return [
+            "junk",
+            (good,),
+            (good, np.zeros(n_arms + 1)),
+            (np.full(n_arms, -1.0), good),
+            (np.full(n_arms, np.nan), good),
+            (good.astype(np.float32), good),
+            ([0.0] * n_arms, good),
+        ]
 
 
 class TestDducb(_ByName, unittest.TestCase):
@@ -81,8 +88,15 @@ class TestDducb(_ByName, unittest.TestCase):
 
     def malformed_payloads(self, message, n_arms):
         good = np.zeros(n_arms)
-        return ["junk", (good,), (good, np.zeros(n_arms + 1)), (good, good, good),
-                (np.full(n_arms, np.inf), good), (good, good.astype(np.float32)), ([0.0] * n_arms, good)]  # fmt: skip
+        return [
+            "junk",
+            (good,),
+            (good, np.zeros(n_arms + 1)),
+            (good, good, good),
+            (np.full(n_arms, np.inf), good),
+            (good, good.astype(np.float32)),
+            ([0.0] * n_arms, good),
+        ]
 
 
 class TestDducbOneArmPerStage(TestDducb):
@@ -96,15 +110,30 @@ class TestUcbNetwork(_ByName, unittest.TestCase):
     algorithm = "ucb-network"
 
     def graphs(self):  # followers with one and with two leader neighbours, an isolated leader
-        return [*super().graphs(), topo.line(5), topo.ring(7), topo.Topology.from_networkx(
-            nx.empty_graph(2))]  # fmt: skip
+        return [
+            *super().graphs(),
+            topo.line(5),
+            topo.ring(7),
+            topo.Topology.from_networkx(nx.empty_graph(2)),
+        ]
 
     def malformed_payloads(self, message, n_arms):
         tag = message.payload[0]
         other = ("arm", 0) if tag == "sample" else ("sample", 0, 0.5)  # the wrong role's kind
-        return ["junk", (0, 0.5), ("sample", n_arms, 0.5), ("sample", 0, float("nan")),
-                ("sample", -1, 0.5), ("arm", n_arms), ("arm", "1"), ("arm",), ("pull", 0),
-                ("arm", 0, 1.0), (tag,), other]  # fmt: skip
+        return [
+            "junk",
+            (0, 0.5),
+            ("sample", n_arms, 0.5),
+            ("sample", 0, float("nan")),
+            ("sample", -1, 0.5),
+            ("arm", n_arms),
+            ("arm", "1"),
+            ("arm",),
+            ("pull", 0),
+            ("arm", 0, 1.0),
+            (tag,),
+            other,
+        ]
 
 
 class TestDemab(_ByName, unittest.TestCase):
@@ -117,9 +146,20 @@ class TestDemab(_ByName, unittest.TestCase):
         return server_star(graph.n_agents)
 
     def malformed_payloads(self, message, n_arms):
-        return ["junk", (), ("best",), ("best", n_arms, 0.5), ("best", 0, float("nan")), ("assign", (n_arms,)),
-                ("assign", 3), ("count", -1), ("count", n_arms + 1), ("arms", ("x",)), ("report", -1, 0.0),
-                ("warp", 1)]  # fmt: skip
+        return [
+            "junk",
+            (),
+            ("best",),
+            ("best", n_arms, 0.5),
+            ("best", 0, float("nan")),
+            ("assign", (n_arms,)),
+            ("assign", 3),
+            ("count", -1),
+            ("count", n_arms + 1),
+            ("arms", ("x",)),
+            ("report", -1, 0.0),
+            ("warp", 1),
+        ]
 
 
 class TestConformanceCatchesBadAgents(unittest.TestCase):
@@ -173,8 +213,10 @@ def _check_for(cls, **kwargs):
 
     class Check(AgentConformance):
         def make_agents(self, topology, n_arms, horizon):
-            return [cls(i, n_arms, horizon, topology.neighbours[i], **kwargs)
-                    for i in range(topology.n_agents)]  # fmt: skip
+            return [
+                cls(i, n_arms, horizon, topology.neighbours[i], **kwargs)
+                for i in range(topology.n_agents)
+            ]
 
     return Check()
 
@@ -183,9 +225,16 @@ def _lcc_check_for(cls):
     class Check(AgentConformance):
         def make_agents(self, topology, n_arms, horizon):
             return [
-                cls(i, n_arms, horizon, topology.neighbours[i], initial_block(i, n_arms, topology.n_agents), k_prime=2)
+                cls(
+                    i,
+                    n_arms,
+                    horizon,
+                    topology.neighbours[i],
+                    initial_block(i, n_arms, topology.n_agents),
+                    k_prime=2,
+                )
                 for i in range(topology.n_agents)
-            ]  # fmt: skip
+            ]
 
     return Check()
 
@@ -237,8 +286,10 @@ class TestConformanceCatchesBadObserve(unittest.TestCase):
             def _accept_observation(self, arm, reward):
                 return arm, reward
 
-        for check in ("test_observe_refuses_what_was_not_selected_or_not_finite",
-                      "test_observe_without_select_is_refused"):  # fmt: skip
+        for check in (
+            "test_observe_refuses_what_was_not_selected_or_not_finite",
+            "test_observe_without_select_is_refused",
+        ):
             with self.assertRaises(AssertionError):
                 getattr(_check_for(Trusting), check)()
 

@@ -32,8 +32,17 @@ def test_kappa_is_validated_and_used():
     with pytest.raises(ValueError, match="kappa"):
         AlgorithmParams(consensus_kappa=1.5)
     a = simulate(Config("coop-ucb2", agents=4, arms=10, horizon=2000, graph="ring", seed=1))
-    b = simulate(Config("coop-ucb2", agents=4, arms=10, horizon=2000, graph="ring", seed=1,
-                        params=AlgorithmParams(consensus_kappa=0.3)))  # fmt: skip
+    b = simulate(
+        Config(
+            "coop-ucb2",
+            agents=4,
+            arms=10,
+            horizon=2000,
+            graph="ring",
+            seed=1,
+            params=AlgorithmParams(consensus_kappa=0.3),
+        )
+    )
     assert not np.array_equal(a.regret, b.regret)
 
 

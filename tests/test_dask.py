@@ -50,13 +50,42 @@ def cluster():
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                               "--port", str(port), "--dashboard-address", ":0"], **quiet)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dashboard-address",
+                ":0",
+            ],
+            **quiet,
+        )
+    ]
     try:
         for _ in range(2):
-            procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                                           "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
-                                           "--dashboard-address", ":0"], **quiet))  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--host",
+                        "127.0.0.1",
+                        "--dashboard-address",
+                        ":0",
+                    ],
+                    **quiet,
+                )
+            )
         from distributed import Client
 
         with Client(address, timeout="30s") as client:
@@ -122,8 +151,9 @@ def test_a_dead_worker_loses_nothing(cluster, spec_file, tmp_path):
     outcome = {}
 
     def sweep():
-        outcome["result"] = run_sweep(load_spec(spec_file), out, executor=DaskExecutor(scheduler=address),
-                                      progress=False)  # fmt: skip
+        outcome["result"] = run_sweep(
+            load_spec(spec_file), out, executor=DaskExecutor(scheduler=address), progress=False
+        )
 
     thread = threading.Thread(target=sweep)
     thread.start()
@@ -144,9 +174,24 @@ def test_a_dead_worker_loses_nothing(cluster, spec_file, tmp_path):
 def test_unreachable_scheduler_is_a_one_line_error(spec_file, tmp_path):
     port = free_port()  # nothing listens here
     start = time.time()
-    proc = subprocess.run([sys.executable, "-m", "mamab", "sweep", str(spec_file), "--out", str(tmp_path / "x"),
-                           "--executor", "dask", "--scheduler", f"tcp://127.0.0.1:{port}"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "sweep",
+            str(spec_file),
+            "--out",
+            str(tmp_path / "x"),
+            "--executor",
+            "dask",
+            "--scheduler",
+            f"tcp://127.0.0.1:{port}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert f"tcp://127.0.0.1:{port}" in proc.stderr and "Traceback" not in proc.stderr

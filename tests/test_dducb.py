@@ -31,8 +31,11 @@ def test_cycle_plan_has_the_authors_matrix_and_rounds():
     assert plan.rounds == expected == 164
 
 
-@pytest.mark.parametrize("graph", [topo.ring(100), topo.ring(9), topo.grid(16), topo.star(7),
-                                   topo.line(12)], ids=lambda g: f"{g.name}{g.n_agents}")  # fmt: skip
+@pytest.mark.parametrize(
+    "graph",
+    [topo.ring(100), topo.ring(9), topo.grid(16), topo.star(7), topo.line(12)],
+    ids=lambda g: f"{g.name}{g.n_agents}",
+)
 def test_chebyshev_rounds_reach_the_average_within_the_bound(graph):
     # After C rounds the error is at most ||beta - mean||_2 / T_C(1/lambda) <= eps/N ||beta - mean||.
     plan, p = mixing_plan(graph), mixing_matrix(graph)
@@ -65,8 +68,16 @@ def test_disconnected_graph_is_refused():
         mixing_plan(graph)
 
 
-@pytest.mark.parametrize("fault", [{"loss": 0.1}, {"delay": 0.5}, {"crash_rate": 0.01},
-                                   {"crash_at": (0, 5, 0)}, {"recover_after": 3}])  # fmt: skip
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"loss": 0.1},
+        {"delay": 0.5},
+        {"crash_rate": 0.01},
+        {"crash_at": (0, 5, 0)},
+        {"recover_after": 3},
+    ],
+)
 def test_fault_models_are_refused(fault):
     with pytest.raises(ConfigError, match=r"dducb .* no loss, delay, crashes or recovery"):
         Config("dducb", agents=3, arms=4, horizon=50, **fault)
@@ -100,8 +111,18 @@ def test_regret_on_a_small_cycle_is_well_below_no_communication():
     means = (1.0,) + (0.8,) * 16
 
     def group_regret(algorithm, **params):
-        config = Config(algorithm, agents=20, arms=17, horizon=3000, runs=6, seed=1, graph="ring",
-                        reward="gaussian", means=means, params=AlgorithmParams(**params))  # fmt: skip
+        config = Config(
+            algorithm,
+            agents=20,
+            arms=17,
+            horizon=3000,
+            runs=6,
+            seed=1,
+            graph="ring",
+            reward="gaussian",
+            means=means,
+            params=AlgorithmParams(**params),
+        )
         return float(np.median(simulate(config, jobs=1).regret[:, :, -1].sum(axis=1)))
 
     dducb = group_regret("dducb")

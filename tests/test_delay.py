@@ -18,8 +18,15 @@ FINAL = {"lcc-ucb": 4 * 3, "full-communication": 4 * 3}  # messages of the last 
 
 def test_fate_is_loss_first_then_an_independent_delay():
     key = fault_seed(3, 1)
-    cases = [(q, d, t, r, s, v) for q in (0.0, 0.3) for d in (0.0, 0.5, 1.0) for t in (1, 77)
-             for r in range(3) for s in range(3) for v in range(3)]  # fmt: skip
+    cases = [
+        (q, d, t, r, s, v)
+        for q in (0.0, 0.3)
+        for d in (0.0, 0.5, 1.0)
+        for t in (1, 77)
+        for r in range(3)
+        for s in range(3)
+        for v in range(3)
+    ]
     for q, d, t, r, s, v in cases:
         expected = message_fate(q, d, key, t, r, s, v)
         assert fate(q, d, key, t, r, s, v) == expected

@@ -38,8 +38,11 @@ def configs(draw, algorithm: str) -> Config:
         block_exponent=draw(st.sampled_from([2.0, 1.01, 1.5, 3.0])),
     )
     if algorithm == "dducb":
-        params = AlgorithmParams(alpha=params.alpha, dducb_index=draw(st.sampled_from(["every-step", "per-stage"])),
-                                 dducb_epsilon=draw(st.sampled_from([1 / 22, 0.5, 0.99])))  # fmt: skip
+        params = AlgorithmParams(
+            alpha=params.alpha,
+            dducb_index=draw(st.sampled_from(["every-step", "per-stage"])),
+            dducb_epsilon=draw(st.sampled_from([1 / 22, 0.5, 0.99])),
+        )
     liars = can_lie(algorithm)  # malicious agents, for the algorithms that model them
     return Config(
         algorithm=algorithm,
@@ -112,8 +115,15 @@ def test_every_algorithm_is_covered():
 
 def test_long_horizon_crosses_chunks_and_lazy_blocks():
     # T > the 4096-step noise chunk, late enough for long candidate blocks; paper-like shape.
-    for algorithm in ("lcc-ucb", "no-communication", "full-communication", "demab", "gosine",
-                      "dducb", "ucb-network"):  # fmt: skip
+    for algorithm in (
+        "lcc-ucb",
+        "no-communication",
+        "full-communication",
+        "demab",
+        "gosine",
+        "dducb",
+        "ucb-network",
+    ):
         assert_identical(Config(algorithm, agents=5, arms=60, horizon=12_000, seed=3))
 
 

@@ -66,8 +66,13 @@ def _env(*paths: Path | str) -> dict[str, str]:
 
 
 def test_page_has_the_two_files_and_the_steps():
-    assert {"eps_greedy/agent.py", "eps_greedy/__init__.py", "pyproject.toml",
-            "test_eps_greedy.py", "eps-vs-lcc.toml"} <= set(FILES)  # fmt: skip
+    assert {
+        "eps_greedy/agent.py",
+        "eps_greedy/__init__.py",
+        "pyproject.toml",
+        "test_eps_greedy.py",
+        "eps-vs-lcc.toml",
+    } <= set(FILES)
     assert SNIPPETS and any(c.startswith("mamab sweep") for c in COMMANDS)
     assert any(c.startswith("mamab plot") for c in COMMANDS)
 
@@ -95,8 +100,12 @@ def test_python_snippets_run_in_process(tutorial, monkeypatch):
 def test_conformance_file_passes(tutorial):
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_eps_greedy.py"],
-        cwd=tutorial, env=_env(tutorial), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=tutorial,
+        env=_env(tutorial),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     assert "10 passed" in done.stdout
 
@@ -125,9 +134,20 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
     outputs = {}
     for command in COMMANDS:
         args = shlex.split(command)
-        done = subprocess.run([sys.executable, "-m", "mamab", *args[1:], *(
-            ["--jobs", "2"] if args[1] == "sweep" else [])], cwd=work, env=env,
-            capture_output=True, text=True, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mamab",
+                *args[1:],
+                *(["--jobs", "2"] if args[1] == "sweep" else []),
+            ],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
         outputs[args[1]] = done
     listing = outputs["algorithms"].stdout
@@ -149,8 +169,10 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
     with (results / "summary.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert [(r["algorithm"], r["extra.epsilon"]) for r in rows] == [
-        ("eps-greedy", "0.05"), ("eps-greedy", "0.2"), ("lcc-ucb", ""),
-    ]  # fmt: skip
+        ("eps-greedy", "0.05"),
+        ("eps-greedy", "0.2"),
+        ("lcc-ucb", ""),
+    ]
     assert (results / "figures" / "eps-vs-lcc-regret.png").stat().st_size > 0
     assert "eps-vs-lcc-regret.png" in outputs["plot"].stdout
     frontier = outputs["frontier"].stdout
@@ -162,9 +184,15 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
 
 
 def test_part_two_has_the_package_and_the_steps():
-    assert {"moss/moss_bandit/agent.py", "moss/moss_bandit/kernel.py", "moss/moss_bandit/driver.py",
-            "moss/moss_bandit/__init__.py", "moss/pyproject.toml", "moss/test_moss.py",
-            "moss-vs-lcc.toml"} <= set(FILES)  # fmt: skip
+    assert {
+        "moss/moss_bandit/agent.py",
+        "moss/moss_bandit/kernel.py",
+        "moss/moss_bandit/driver.py",
+        "moss/moss_bandit/__init__.py",
+        "moss/pyproject.toml",
+        "moss/test_moss.py",
+        "moss-vs-lcc.toml",
+    } <= set(FILES)
     assert any(c.startswith("mamab sweep moss-vs-lcc.toml") for c in COMMANDS_TWO)
     assert len(SNIPPETS_TWO) == 1 and "agent-steps/s" in SNIPPETS_TWO[0]
 
@@ -177,8 +205,12 @@ def test_kernel_plugin_installed_runs_fast_and_agrees(tutorial):
     # the package's own test file: conformance, and fast == reference through the entry point
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_moss.py"],
-        cwd=tutorial / "moss", env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        cwd=tutorial / "moss",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     assert "11 passed" in done.stdout
     work = tutorial / "work-moss"
@@ -189,9 +221,20 @@ def test_kernel_plugin_installed_runs_fast_and_agrees(tutorial):
         args = shlex.split(command)
         if args[1] == "run":  # a shorter horizon than the page's: the test only runs it
             args[args.index("-T") + 1] = "3000"
-        done = subprocess.run([sys.executable, "-m", "mamab", *args[1:], *(
-            ["--jobs", "2"] if args[1] == "sweep" else [])], cwd=work, env=env,
-            capture_output=True, text=True, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mamab",
+                *args[1:],
+                *(["--jobs", "2"] if args[1] == "sweep" else []),
+            ],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
         outputs[args[1]] = done
     assert re.search(r"^moss +fast +no +no +no +MOSS", outputs["algorithms"].stdout, re.M)

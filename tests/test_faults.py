@@ -17,8 +17,14 @@ COMMUNICATING = [a for a in FAULTY if a != "no-communication"]
 
 def test_python_and_numba_verdicts_agree_and_are_uniform():
     key = fault_seed(7, 3)
-    cases = [(q, t, r, s, v) for q in (0.0, 0.25, 0.5, 1.0) for t in (1, 9, 123_456) for r in range(4)
-             for s in range(3) for v in range(3)]  # fmt: skip
+    cases = [
+        (q, t, r, s, v)
+        for q in (0.0, 0.25, 0.5, 1.0)
+        for t in (1, 9, 123_456)
+        for r in range(4)
+        for s in range(3)
+        for v in range(3)
+    ]
     assert all(is_lost(q, key, t, r, s, v) == lost(q, key, t, r, s, v) for q, t, r, s, v in cases)
     draws = np.array([message_uniform(key, t, 0, 1, 2) for t in range(20_000)])
     assert (
@@ -136,16 +142,27 @@ def test_random_crashes_are_seeded_and_geometric():
 def test_bad_crash_settings():
     from mamab.errors import ConfigError
 
-    for kwargs, needle in [({"crash_rate": 1.5}, "crash rate"), ({"crash_at": (1, 2)}, "crash_at"),
-                           ({"crash_at": (0, 0, 0), "crash_rate": 0.1}, "not both")]:  # fmt: skip
+    for kwargs, needle in [
+        ({"crash_rate": 1.5}, "crash rate"),
+        ({"crash_at": (1, 2)}, "crash_at"),
+        ({"crash_at": (0, 0, 0), "crash_rate": 0.1}, "not both"),
+    ]:
         with pytest.raises(ConfigError, match=needle):
             Config("lcc-ucb", agents=3, arms=6, horizon=10, **kwargs)
 
 
 @pytest.mark.parametrize("algorithm", FAULTY)
 def test_a_recovered_agent_plays_again_with_fresh_state(algorithm):
-    config = Config(algorithm, agents=4, arms=16, horizon=4_000, graph="ring", seed=2,
-                    crash_at=(0, 500, 0, 0), recover_after=700)  # fmt: skip
+    config = Config(
+        algorithm,
+        agents=4,
+        arms=16,
+        horizon=4_000,
+        graph="ring",
+        seed=2,
+        crash_at=(0, 500, 0, 0),
+        recover_after=700,
+    )
     ref = simulate(config, engine="reference", trace=True)
     assert np.array_equal(ref.arms, simulate(config, trace=True).arms)
     grid, regret = ref.grid, ref.regret[0, 1]

@@ -53,10 +53,16 @@ def test_alpha_defaults_cover_every_algorithm_and_alpha_overrides_all_but_demab(
 
 @pytest.mark.parametrize(
     "params",
-    [dict(demab_radius=0.0), dict(demab_radius=-1.0), dict(demab_radius=float("inf")),
-     dict(demab_radius="2"), dict(alpha=float("nan")), dict(demab_best_arm="none"),
-     dict(relay_k_prime="all")],
-)  # fmt: skip
+    [
+        dict(demab_radius=0.0),
+        dict(demab_radius=-1.0),
+        dict(demab_radius=float("inf")),
+        dict(demab_radius="2"),
+        dict(alpha=float("nan")),
+        dict(demab_best_arm="none"),
+        dict(relay_k_prime="all"),
+    ],
+)
 def test_bad_readings_are_refused(params):
     with pytest.raises(ConfigError):
         AlgorithmParams(**params)
@@ -148,18 +154,41 @@ def test_mixed_grid_adds_evenly_spaced_late_points():
 
 
 def test_preset_keys_reach_the_configurations():
-    spec = parse_spec({
-        "experiments": [{"algorithms": ["demab", "lcc-ucb-relay"], "agents": 2, "arms": 4, "horizon": 50,
-                         "graph": "ring", "grid_style": "mixed", "demab_radius": 16,
-                         "demab_best_arm": "own", "relay_k_prime": "degree"}],
-    })  # fmt: skip
+    spec = parse_spec(
+        {
+            "experiments": [
+                {
+                    "algorithms": ["demab", "lcc-ucb-relay"],
+                    "agents": 2,
+                    "arms": 4,
+                    "horizon": 50,
+                    "graph": "ring",
+                    "grid_style": "mixed",
+                    "demab_radius": 16,
+                    "demab_best_arm": "own",
+                    "relay_k_prime": "degree",
+                }
+            ],
+        }
+    )
     for _, config in spec.configs:
         assert config.grid_style == "mixed"
         assert config.params.demab_radius == 16.0 and config.params.demab_best_arm == "own"
         assert config.params.relay_k_prime == "degree"
     with pytest.raises(ConfigError, match="experiments\\[0\\]"):
-        parse_spec({"experiments": [{"algorithms": "demab", "agents": 2, "arms": 4, "horizon": 9,
-                                     "demab_best_arm": "nobody"}]})  # fmt: skip
+        parse_spec(
+            {
+                "experiments": [
+                    {
+                        "algorithms": "demab",
+                        "agents": 2,
+                        "arms": 4,
+                        "horizon": 9,
+                        "demab_best_arm": "nobody",
+                    }
+                ]
+            }
+        )
 
 
 # -- figures --
@@ -188,12 +217,19 @@ def synthetic(
     counters = np.zeros((len(COUNTERS), runs, agents))
     figure = "complete" if params.get("alpha") is None else "complete-alpha1"
     return ConfigResult(
-        experiment=figure, figure=figure, config_id=config_id(config), config=config.to_dict(),
-        grid=np.array([1, horizon // 2, horizon]), regret=np.outer(end, [0.0, 0.5, 1.0]),
-        bits=np.zeros((runs, 3)), final_regret=np.repeat(end[:, None], agents, axis=1),
-        counters=counters, diameter=np.ones(runs, dtype=np.int64),
-        max_degree=np.full(runs, n - 1, dtype=np.int64), crash=np.full((runs, agents), horizon + 1),
-    )  # fmt: skip
+        experiment=figure,
+        figure=figure,
+        config_id=config_id(config),
+        config=config.to_dict(),
+        grid=np.array([1, horizon // 2, horizon]),
+        regret=np.outer(end, [0.0, 0.5, 1.0]),
+        bits=np.zeros((runs, 3)),
+        final_regret=np.repeat(end[:, None], agents, axis=1),
+        counters=counters,
+        diameter=np.ones(runs, dtype=np.int64),
+        max_degree=np.full(runs, n - 1, dtype=np.int64),
+        crash=np.full((runs, agents), horizon + 1),
+    )
 
 
 def complete_family() -> list[ConfigResult]:
@@ -202,13 +238,25 @@ def complete_family() -> list[ConfigResult]:
     out = []
     for alpha, scale in ((None, 1.7), (1.0, 1.0)):
         p = {} if alpha is None else {"alpha": alpha}
-        out += [synthetic("no-communication", 10, 100, t, list(3600 * scale * (1 + spread)), **p),
-                synthetic("lcc-ucb", 10, 100, t, list(1500 * scale * (1 + spread)), **p),
-                synthetic("full-communication", 10, 100, t, list(700 * scale * (1 + spread)), **p)]  # fmt: skip
+        out += [
+            synthetic("no-communication", 10, 100, t, list(3600 * scale * (1 + spread)), **p),
+            synthetic("lcc-ucb", 10, 100, t, list(1500 * scale * (1 + spread)), **p),
+            synthetic("full-communication", 10, 100, t, list(700 * scale * (1 + spread)), **p),
+        ]
     out += [
-        synthetic("demab", 10, 100, t, list(5000 * (1 + spread)[:runs])),  # below no-comm at alpha 2
-        synthetic("demab", 10, 100, t, list(34_000 * (1 + spread)), demab_radius=16.0, demab_best_arm="own"),
-    ]  # fmt: skip
+        synthetic(
+            "demab", 10, 100, t, list(5000 * (1 + spread)[:runs])
+        ),  # below no-comm at alpha 2
+        synthetic(
+            "demab",
+            10,
+            100,
+            t,
+            list(34_000 * (1 + spread)),
+            demab_radius=16.0,
+            demab_best_arm="own",
+        ),
+    ]
     return out
 
 
@@ -237,8 +285,13 @@ def test_claims_under_each_reading_recomputed_from_the_medians():
     def verdict(reading: Reading, text: str) -> bool | None:
         return next(c.reproduced for c in checked[reading] if c.text.startswith(text))
 
-    medians = {(r.config["algorithm"], alpha_of(r.config["algorithm"], AlgorithmParams(**r.config["params"]))):
-               float(np.median(r.final_regret.mean(axis=1))) for r in results}  # fmt: skip
+    medians = {
+        (
+            r.config["algorithm"],
+            alpha_of(r.config["algorithm"], AlgorithmParams(**r.config["params"])),
+        ): float(np.median(r.final_regret.mean(axis=1)))
+        for r in results
+    }
     for reading in checked:
         no_comm = medians["no-communication", reading.alpha]
         demab = medians["demab", reading.demab[0]]

@@ -15,9 +15,26 @@ from mamab.cli import main
 from mamab.errors import ConfigError
 from mamab.experiments.spec import parse_spec
 
-FLAGS = ["--algorithm", "--agents", "--arms", "--horizon", "--runs", "--seed", "--graph", "--edge-prob",
-         "--reward", "--sigma", "--alpha", "--engine", "--grid-points", "--loss", "--delay", "--jobs",
-         "--crash-rate", "--recover-after"]  # fmt: skip
+FLAGS = [
+    "--algorithm",
+    "--agents",
+    "--arms",
+    "--horizon",
+    "--runs",
+    "--seed",
+    "--graph",
+    "--edge-prob",
+    "--reward",
+    "--sigma",
+    "--alpha",
+    "--engine",
+    "--grid-points",
+    "--loss",
+    "--delay",
+    "--jobs",
+    "--crash-rate",
+    "--recover-after",
+]
 JUNK = st.one_of(
     st.integers(-5, 40).map(str),
     st.integers(2**60, 2**70).map(str),  # int64 limits: refused or exact, never wrapped
@@ -74,16 +91,33 @@ VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3),
     max_leaves=4,
 )
-KEYS = ["algorithms", "agents", "arms", "horizon", "graph", "edge_prob", "reward", "sigma", "alpha", "loss", "delay",
-        "name", "figure", "bogus"]  # fmt: skip
+KEYS = [
+    "algorithms",
+    "agents",
+    "arms",
+    "horizon",
+    "graph",
+    "edge_prob",
+    "reward",
+    "sigma",
+    "alpha",
+    "loss",
+    "delay",
+    "name",
+    "figure",
+    "bogus",
+]
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    top=st.dictionaries(st.sampled_from(["name", "seed", "runs", "runs_per_task", "grid_points", "extra"]),
-                        VALUES, max_size=3),
+    top=st.dictionaries(
+        st.sampled_from(["name", "seed", "runs", "runs_per_task", "grid_points", "extra"]),
+        VALUES,
+        max_size=3,
+    ),
     block=st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6),
-)  # fmt: skip
+)
 def test_spec_loader_raises_only_config_errors(top, block):
     data = {
         **top,
@@ -108,8 +142,15 @@ def test_result_files_of_another_format_are_refused(tmp_path, capsys):
 
     spec_text = 'name = "v"\nruns = 1\n[[experiments]]\nalgorithms = "lcc-ucb"\nagents = 2\narms = 4\nhorizon = 20\n'
     (tmp_path / "v.toml").write_text(spec_text)
-    task = tasks_of(parse({"name": "v", "runs": 1, "experiments": [
-        {"algorithms": "lcc-ucb", "agents": 2, "arms": 4, "horizon": 20}]}))[0]  # fmt: skip
+    task = tasks_of(
+        parse(
+            {
+                "name": "v",
+                "runs": 1,
+                "experiments": [{"algorithms": "lcc-ucb", "agents": 2, "arms": 4, "horizon": 20}],
+            }
+        )
+    )[0]
     path = task.path(tmp_path / "out")
     path.parent.mkdir(parents=True)
     buffer = io.BytesIO()

@@ -49,8 +49,25 @@ def statistics_note(results):
 
 # The configuration of the issue: run 2 keeps no honest agent alive to T (crash_rate 0.0003);
 # crash_rate 0.01 kills every agent of every run.
-RUN = ["run", "--algorithm", "lcc-ucb", "-N", "8", "-K", "40", "-T", "3000", "--runs", "4",
-       "--malicious", "2", "--crash-rate", "0.0003", "--seed", "1"]  # fmt: skip
+RUN = [
+    "run",
+    "--algorithm",
+    "lcc-ucb",
+    "-N",
+    "8",
+    "-K",
+    "40",
+    "-T",
+    "3000",
+    "--runs",
+    "4",
+    "--malicious",
+    "2",
+    "--crash-rate",
+    "0.0003",
+    "--seed",
+    "1",
+]
 SPEC = """
 name = "drop"
 seed = 1
@@ -199,8 +216,11 @@ def test_no_label_claims_95_percent_for_four_runs(run_out, sweep_dir, capsys):
 def test_bits_per_agent_is_one_statistic_in_run_and_sweep(run_out, sweep_dir):
     """Median over runs of the per-run mean over agents (not the median over runs × agents)."""
     out, _, summary = run_out
-    row = next(r for r in summary_rows(sweep_dir)
-               if r["algorithm"] == "lcc-ucb" and r["crash_rate"] == "0.0003")  # fmt: skip
+    row = next(
+        r
+        for r in summary_rows(sweep_dir)
+        if r["algorithm"] == "lcc-ucb" and r["crash_rate"] == "0.0003"
+    )
     per_run = [np.mean(p["bits_sent_per_agent"]) for p in summary["per_run"]]
     assert summary["statistics"]["bits_sent_per_agent_median"] == np.median(per_run) == 139.125
     assert float(row["bits_sent_per_agent_median"]) == 139.125

@@ -120,15 +120,38 @@ def test_no_import_cycle():
 #: mamab's layers, lowest first: a module may import from its own layer and those below, never
 #: from above (first matching pattern wins; ``*`` is one algorithm family).
 LAYERS = (
-    ("mamab.errors", "mamab.seeding", "mamab.timegrid", "mamab.stats", "mamab.tomlfile",
-     "mamab.processes", "mamab.schedule", "mamab.theory", "mamab.diameter", "mamab.fingerprint",
-     "mamab.kernel_cache", "mamab.progress", "mamab.algorithms.plugin_digest",
-     "mamab.algorithms.spec", "mamab.algorithms.lcc.variants", "mamab.engine.ucb_kernels"),
+    (
+        "mamab.errors",
+        "mamab.seeding",
+        "mamab.timegrid",
+        "mamab.stats",
+        "mamab.tomlfile",
+        "mamab.processes",
+        "mamab.schedule",
+        "mamab.theory",
+        "mamab.diameter",
+        "mamab.fingerprint",
+        "mamab.kernel_cache",
+        "mamab.progress",
+        "mamab.algorithms.plugin_digest",
+        "mamab.algorithms.spec",
+        "mamab.algorithms.lcc.variants",
+        "mamab.engine.ucb_kernels",
+    ),
     ("mamab.topology", "mamab.problem", "mamab.faults", "mamab.engine.kernel_api"),
-    ("mamab.algorithms", "mamab.algorithms.params", "mamab.algorithms.base",
-     "mamab.algorithms.ucb_index", "mamab.algorithms.registry"),
-    ("mamab.algorithms.*", "mamab.algorithms.*.schedule", "mamab.algorithms.*.agent",
-     "mamab.algorithms.*.spec"),
+    (
+        "mamab.algorithms",
+        "mamab.algorithms.params",
+        "mamab.algorithms.base",
+        "mamab.algorithms.ucb_index",
+        "mamab.algorithms.registry",
+    ),
+    (
+        "mamab.algorithms.*",
+        "mamab.algorithms.*.schedule",
+        "mamab.algorithms.*.agent",
+        "mamab.algorithms.*.spec",
+    ),
     ("mamab.attacks", "mamab.engine.attack_kernel", "mamab.algorithms.*.kernel"),
     ("mamab.config",),
     ("mamab.instance", "mamab.columns", "mamab.storage", "mamab.outdir"),
@@ -139,7 +162,7 @@ LAYERS = (
     ("mamab.experiments.*", "mamab.plots", "mamab.experiments", "mamab.cli_types"),
     ("mamab.options", "mamab.live.*", "mamab.live"),
     ("mamab.cli", "mamab.__main__", "mamab"),
-)  # fmt: skip
+)
 
 
 def layer_of(module: str) -> int:

@@ -28,12 +28,19 @@ from mamab.live.roster import load_roster
 from mamab.stats import median_band
 
 SMALL = {  # algorithm -> graph
-    "lcc-ucb": "complete", "lcc-ucb-graph": "ring", "lcc-ucb-relay": "line",
-    "no-communication": "complete", "full-communication": "complete", "demab": "complete",
-    "gosine": "ring", "gosine-robust": "ring", "coop-ucb2": "ring", "dducb": "ring",
+    "lcc-ucb": "complete",
+    "lcc-ucb-graph": "ring",
+    "lcc-ucb-relay": "line",
+    "no-communication": "complete",
+    "full-communication": "complete",
+    "demab": "complete",
+    "gosine": "ring",
+    "gosine-robust": "ring",
+    "coop-ucb2": "ring",
+    "dducb": "ring",
     "ucb-network": "ring",
     "lcc-ucb-robust": "ring",
-}  # fmt: skip
+}
 
 
 @pytest.fixture
@@ -66,12 +73,37 @@ def test_sync_live_equals_simulator(algorithm: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("liars", [[], ["--malicious", "1", "--attack", "random"]])
 def test_mamab_live_writes_the_summary_of_mamab_run(liars: list[str], tmp_path: Path) -> None:
-    flags = ["--algorithm", "lcc-ucb", "-N", "3", "-K", "9", "-T", "600", "--runs", "2",
-             "--seed", "4", *liars]  # fmt: skip
+    flags = [
+        "--algorithm",
+        "lcc-ucb",
+        "-N",
+        "3",
+        "-K",
+        "9",
+        "-T",
+        "600",
+        "--runs",
+        "2",
+        "--seed",
+        "4",
+        *liars,
+    ]
     for command, extra in (("run", []), ("live", ["--sync"])):
-        proc = subprocess.run([sys.executable, "-m", "mamab", command, *flags, *extra, "--out",
-                               str(tmp_path / command)], capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mamab",
+                command,
+                *flags,
+                *extra,
+                "--out",
+                str(tmp_path / command),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
     ran = json.loads((tmp_path / "run" / "summary.json").read_text())
     lived = json.loads((tmp_path / "live" / "summary.json").read_text())
@@ -104,12 +136,34 @@ def test_a_killed_agent_is_reported_and_the_others_finish(tmp_path: Path, reaper
     assert noticed < config.horizon
     out, held = tmp_path / "out", tmp_path / "held"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mamab", "live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6",
-         "-T", "20000", "--seed", "0", "--runs", "1", "--sync", "--timeout", "2",
-         "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "live",
+            "--algorithm",
+            "lcc-ucb",
+            "-N",
+            "3",
+            "-K",
+            "6",
+            "-T",
+            "20000",
+            "--seed",
+            "0",
+            "--runs",
+            "1",
+            "--sync",
+            "--timeout",
+            "2",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "MAMAB_LIVE_HOLD": f"2:1000:{held}"},
-    )  # fmt: skip
+    )
     reaper.append(proc.pid)
     wait_for_file(held, proc)
     victim = int(held.read_text())
@@ -246,22 +300,67 @@ def test_async_live_regret_within_simulator_band(tmp_path: Path) -> None:
 
 def test_agent_input_errors_are_one_line(tmp_path: Path) -> None:
     keys = tmp_path / "keys"
-    proc = subprocess.run([sys.executable, "-m", "mamab", "keys", "-N", "3", "--port-base",
-                           "47000", "--out", str(keys)], capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "keys",
+            "-N",
+            "3",
+            "--port-base",
+            "47000",
+            "--out",
+            str(keys),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
-    base = ["agent", "--roster", str(keys / "roster.toml"), "--algorithm", "lcc-ucb", "-N", "3",
-            "-K", "9", "-T", "50"]  # fmt: skip
+    base = [
+        "agent",
+        "--roster",
+        str(keys / "roster.toml"),
+        "--algorithm",
+        "lcc-ucb",
+        "-N",
+        "3",
+        "-K",
+        "9",
+        "-T",
+        "50",
+    ]
     cases = {
-        "roster of 3 for 4 nodes": [*base[:-6], "-N", "4", "-K", "9", "-T", "50", "--id", "0",
-                                    "--secret", str(keys / "agent-0.secret")],
+        "roster of 3 for 4 nodes": [
+            *base[:-6],
+            "-N",
+            "4",
+            "-K",
+            "9",
+            "-T",
+            "50",
+            "--id",
+            "0",
+            "--secret",
+            str(keys / "agent-0.secret"),
+        ],
         "another node's key": [*base, "--id", "1", "--secret", str(keys / "agent-0.secret")],
         "no such node": [*base, "--id", "7", "--secret", str(keys / "agent-0.secret")],
-        "missing roster": ["agent", "--roster", str(tmp_path / "nope.toml"), *base[3:], "--id",
-                           "0", "--secret", str(keys / "agent-0.secret")],
-    }  # fmt: skip
+        "missing roster": [
+            "agent",
+            "--roster",
+            str(tmp_path / "nope.toml"),
+            *base[3:],
+            "--id",
+            "0",
+            "--secret",
+            str(keys / "agent-0.secret"),
+        ],
+    }
     for what, args in cases.items():
-        proc = subprocess.run([sys.executable, "-m", "mamab", *args], capture_output=True,
-                              text=True, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "mamab", *args], capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 2, (what, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, (what, proc.stderr)
         assert proc.stderr.startswith("mamab: error: "), (what, proc.stderr)
@@ -285,11 +384,34 @@ def live_with_hold(out: Path, tmp: Path, held: Path | None, runs: int = 3) -> su
     if held is not None:
         env["MAMAB_LIVE_HOLD"] = f"0:50:{held}"
     return subprocess.Popen(
-        [sys.executable, "-m", "mamab", "live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6",
-         "-T", "1500", "--seed", "2", "--runs", str(runs), "--sync", "--timeout", "20",
-         "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "live",
+            "--algorithm",
+            "lcc-ucb",
+            "-N",
+            "3",
+            "-K",
+            "6",
+            "-T",
+            "1500",
+            "--seed",
+            "2",
+            "--runs",
+            str(runs),
+            "--sync",
+            "--timeout",
+            "20",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def hold_second_run(proc: subprocess.Popen, held: Path, reaper) -> int:
@@ -364,11 +486,26 @@ def test_keys_of_a_live_run_killed_by_sigkill_are_removed_by_the_next(tmp_path, 
 
 
 def fake_records(config: Config, run: int) -> list[dict]:
-    keys = ["messages_sent", "bits_sent", "messages_received", "bits_received", "wire_bytes_sent",
-            "wire_bytes_received", "waits", "seconds"]  # fmt: skip
-    return [{"final_regret": float(run * 10 + i), "refused": {"connections": 0, "messages": 0},
-             "silent": {}, "silences": [], **dict.fromkeys(keys, 0)}
-            for i in range(config.agents)]  # fmt: skip
+    keys = [
+        "messages_sent",
+        "bits_sent",
+        "messages_received",
+        "bits_received",
+        "wire_bytes_sent",
+        "wire_bytes_received",
+        "waits",
+        "seconds",
+    ]
+    return [
+        {
+            "final_regret": float(run * 10 + i),
+            "refused": {"connections": 0, "messages": 0},
+            "silent": {},
+            "silences": [],
+            **dict.fromkeys(keys, 0),
+        }
+        for i in range(config.agents)
+    ]
 
 
 def test_run_live_writes_each_run_as_it_ends_and_skips_it_when_rerun(tmp_path, monkeypatch):
@@ -395,7 +532,10 @@ def test_run_live_writes_each_run_as_it_ends_and_skips_it_when_rerun(tmp_path, m
     summary = fleet_module.run_live(config, sync=True, timeout=5, out=tmp_path)
     assert started == [0, 1, 1, 2]
     assert [r["final_regret_per_agent"] for r in summary["per_run"]] == [
-        [0.0, 1.0, 2.0], [10.0, 11.0, 12.0], [20.0, 21.0, 22.0]]  # fmt: skip
+        [0.0, 1.0, 2.0],
+        [10.0, 11.0, 12.0],
+        [20.0, 21.0, 22.0],
+    ]
     for other in (dataclasses.replace(config, seed=2), config):
         with pytest.raises(ConfigError, match="another configuration"):
             fleet_module.run_live(other, sync=other is not config, timeout=5, out=tmp_path)
@@ -406,8 +546,12 @@ def test_run_live_writes_each_run_as_it_ends_and_skips_it_when_rerun(tmp_path, m
 def test_key_directories_of_dead_owners_are_removed(tmp_path):
     from mamab.live.fleet import OWNER, _started, remove_orphans
 
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     me = f"{os.getpid()} {_started(os.getpid())}"
     owners = {
         "mamab-live-dead": f"{done.stdout.strip()} 1",  # its owner exited
@@ -424,18 +568,38 @@ def test_key_directories_of_dead_owners_are_removed(tmp_path):
     removed = remove_orphans(tmp_path)
     assert sorted(p.name for p in removed) == ["mamab-live-dead", "mamab-live-reused"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "mamab-live-alive", "mamab-live-new", "other-dir"]  # fmt: skip
+        "mamab-live-alive",
+        "mamab-live-new",
+        "other-dir",
+    ]
 
 
-def start_agent(keys: Path, node: int, flags: list[str], out: Path, *extra: str,
-                env: dict | None = None) -> subprocess.Popen:  # fmt: skip
+def start_agent(
+    keys: Path, node: int, flags: list[str], out: Path, *extra: str, env: dict | None = None
+) -> subprocess.Popen:
     """``mamab agent`` for ``node`` of the fleet in ``keys``, writing its record to ``out``."""
     return subprocess.Popen(
-        [sys.executable, "-m", "mamab", "agent", "--roster", str(keys / "roster.toml"),
-         "--id", str(node), "--secret", str(keys / f"agent-{node}.secret"), "--out", str(out),
-         *flags, *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "agent",
+            "--roster",
+            str(keys / "roster.toml"),
+            "--id",
+            str(node),
+            "--secret",
+            str(keys / f"agent-{node}.secret"),
+            "--out",
+            str(out),
+            *flags,
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or dict(os.environ),
+    )
 
 
 def loopback_fleet(tmp_path: Path, n: int) -> Path:
@@ -452,10 +616,25 @@ def test_nodes_that_disagree_about_the_run_refuse_each_other(flag, field, tmp_pa
     """Node 1 is started with another seed (another K): both nodes refuse, each with one line
     naming the field, and exit 2; neither writes a record."""
     keys = loopback_fleet(tmp_path, 2)
-    flags = ["--algorithm", "lcc-ucb", "-N", "2", "-K", "6", "-T", "500", "--seed", "0",
-             "--sync", "--timeout", "30"]  # fmt: skip
-    procs = [start_agent(keys, 0, flags, tmp_path / "0.json"),
-             start_agent(keys, 1, flags, tmp_path / "1.json", *flag)]  # fmt: skip
+    flags = [
+        "--algorithm",
+        "lcc-ucb",
+        "-N",
+        "2",
+        "-K",
+        "6",
+        "-T",
+        "500",
+        "--seed",
+        "0",
+        "--sync",
+        "--timeout",
+        "30",
+    ]
+    procs = [
+        start_agent(keys, 0, flags, tmp_path / "0.json"),
+        start_agent(keys, 1, flags, tmp_path / "1.json", *flag),
+    ]
     reaper.extend(p.pid for p in procs)
     for me, proc in enumerate(procs):
         _, stderr = proc.communicate(timeout=120)
@@ -472,14 +651,36 @@ def test_a_node_killed_with_sigkill_and_resumed_gives_mamab_runs_results(tmp_pat
     result and counters equal `mamab run`'s; its earlier incarnation's frames count nowhere."""
     config = Config("full-communication", 3, 6, 400, seed=3)
     keys = loopback_fleet(tmp_path, 3)
-    flags = ["--algorithm", "full-communication", "-N", "3", "-K", "6", "-T", "400",
-             "--seed", "3", "--sync", "--timeout", "60", "--checkpoint-every", "0.05"]  # fmt: skip
+    flags = [
+        "--algorithm",
+        "full-communication",
+        "-N",
+        "3",
+        "-K",
+        "6",
+        "-T",
+        "400",
+        "--seed",
+        "3",
+        "--sync",
+        "--timeout",
+        "60",
+        "--checkpoint-every",
+        "0.05",
+    ]
     held = tmp_path / "held"
     procs = {}
     for node in range(3):
         env = {**os.environ, **({"MAMAB_LIVE_HOLD": f"1:250:{held}"} if node == 1 else {})}
-        procs[node] = start_agent(keys, node, flags, tmp_path / f"{node}.json", "--checkpoint",
-                                  str(tmp_path / f"{node}.ckpt"), env=env)  # fmt: skip
+        procs[node] = start_agent(
+            keys,
+            node,
+            flags,
+            tmp_path / f"{node}.json",
+            "--checkpoint",
+            str(tmp_path / f"{node}.ckpt"),
+            env=env,
+        )
         reaper.append(procs[node].pid)
     wait_for_file(held, procs[0])
     victim = int(held.read_text())
@@ -487,8 +688,9 @@ def test_a_node_killed_with_sigkill_and_resumed_gives_mamab_runs_results(tmp_pat
     os.kill(victim, signal.SIGKILL)
     procs[1].communicate(timeout=60)
     assert procs[1].returncode == -signal.SIGKILL
-    again = start_agent(keys, 1, flags, tmp_path / "1.json", "--checkpoint",
-                        str(tmp_path / "1.ckpt"), "--resume")  # fmt: skip
+    again = start_agent(
+        keys, 1, flags, tmp_path / "1.json", "--checkpoint", str(tmp_path / "1.ckpt"), "--resume"
+    )
     reaper.append(again.pid)
     for proc in (procs[0], again, procs[2]):
         _, stderr = proc.communicate(timeout=180)
@@ -515,11 +717,27 @@ def test_algorithms_that_need_every_round_refuse_async_mode(algorithm: str, tmp_
     with pytest.raises(ConfigError, match="--sync"):
         run_live(config, sync=False, timeout=1)
     done = subprocess.run(
-        [sys.executable, "-m", "mamab", "live", "--algorithm", algorithm, "-N", "3", "-K", "6",
-         "-T", "50", "--async"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "live",
+            "--algorithm",
+            algorithm,
+            "-N",
+            "3",
+            "-K",
+            "6",
+            "-T",
+            "50",
+            "--async",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(Path(mamab.__file__).parents[1])},
-    )  # fmt: skip
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--sync" in lines[0]

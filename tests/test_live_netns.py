@@ -64,22 +64,41 @@ def lab():
         yield made
 
 
-def start_fleet(lab: NetLab, config: Config, directory: Path, *, sync: bool,
-                timeout: float, run: int = 0) -> list:  # fmt: skip
+def start_fleet(
+    lab: NetLab, config: Config, directory: Path, *, sync: bool, timeout: float, run: int = 0
+) -> list:
     """Start every node of ``run`` in its namespace, on the roster of the lab's addresses."""
     m = node_count(config)
     assert m <= lab.size
     directory.mkdir(parents=True, exist_ok=True)
     roster = write_fleet([f"tcp://{lab.address(i)}:{lab.PORT}" for i in range(m)], directory)
-    env = {**os.environ, "PYTHONPATH": str(Path(mamab.__file__).parents[1]),
-           "MAMAB_PARENT_PID": str(os.getpid())}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(mamab.__file__).parents[1]),
+        "MAMAB_PARENT_PID": str(os.getpid()),
+    }
     procs = []
     for node in range(m):
         with open(directory / f"agent-{node}.log", "wb") as log:
-            procs.append(lab.popen(node, agent_command(
-                config, run, roster, node, directory / f"agent-{node}.secret",
-                directory / f"agent-{node}.json", sync, timeout),
-                stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env))  # fmt: skip
+            procs.append(
+                lab.popen(
+                    node,
+                    agent_command(
+                        config,
+                        run,
+                        roster,
+                        node,
+                        directory / f"agent-{node}.secret",
+                        directory / f"agent-{node}.json",
+                        sync,
+                        timeout,
+                    ),
+                    stdout=log,
+                    stderr=log,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
+            )
     return procs
 
 
@@ -96,8 +115,12 @@ def finish_fleet(procs: list, directory: Path, limit: float = 300) -> list[dict]
     return records
 
 
-def wait_for(lab: NetLab, state: Callable[[dict[tuple[int, int], LinkStats]], bool],
-             procs: list, limit: float = 120) -> None:  # fmt: skip
+def wait_for(
+    lab: NetLab,
+    state: Callable[[dict[tuple[int, int], LinkStats]], bool],
+    procs: list,
+    limit: float = 120,
+) -> None:
     """Wait until ``state`` holds of the proxy's counters; fail if a node ends first."""
     deadline = time.monotonic() + limit
     while not state(lab.proxy.stats()):
@@ -119,8 +142,9 @@ def assert_equals_simulator(config: Config, records: list[dict]) -> None:
         assert [r[name] for r in agents] == sim.counts[name][0].tolist(), name
 
 
-def run_in_lab(lab: NetLab, config: Config, tmp_path: Path, *, sync: bool = True,
-               timeout: float = 30) -> tuple[list[dict], float]:  # fmt: skip
+def run_in_lab(
+    lab: NetLab, config: Config, tmp_path: Path, *, sync: bool = True, timeout: float = 30
+) -> tuple[list[dict], float]:
     start = time.monotonic()
     procs = start_fleet(lab, config, tmp_path, sync=sync, timeout=timeout)
     records = finish_fleet(procs, tmp_path)
@@ -137,8 +161,9 @@ def test_sync_results_equal_mamab_run_under_latency_and_jitter(algorithm, lab, t
     config = Config(algorithm, 4, 8, 150 if algorithm == "full-communication" else 3000, seed=3)
     records, seconds = run_in_lab(lab, config, tmp_path)
     assert_equals_simulator(config, records)
-    assert all(r["silences"] == [] and r["refused"] == {"connections": 0, "messages": 0}
-               for r in records)  # fmt: skip
+    assert all(
+        r["silences"] == [] and r["refused"] == {"connections": 0, "messages": 0} for r in records
+    )
     assert all(s.forwarded[0] > 0 for s in lab.proxy.stats().values())  # it went through
     print(f"{algorithm}: {seconds:.1f} s")
 
@@ -244,9 +269,11 @@ def test_a_node_cut_off_for_longer_than_the_timeout_is_waited_for_again(lab, tmp
     # but those that came late are used late, so regrets differ from `mamab run`.
     assert received == sim.counts["messages_received"][0].tolist()
     regret = [r["final_regret"] for r in records]
-    print(f"long black-hole: {seconds:.1f} s (restored at {cut_seconds:.1f} s, {held} bytes "
-          f"held), received {received}, regret {regret} vs {sim.final_regret[0].tolist()}, "
-          f"report {report}")  # fmt: skip
+    print(
+        f"long black-hole: {seconds:.1f} s (restored at {cut_seconds:.1f} s, {held} bytes "
+        f"held), received {received}, regret {regret} vs {sim.final_regret[0].tolist()}, "
+        f"report {report}"
+    )
 
 
 # -- (3) connection resets: ZeroMQ reconnects, frames in flight are lost ----------------------
@@ -273,13 +300,21 @@ def run_with_resets(tmp_path_factory, resets: list, horizon: int = 500) -> Itera
         for link in resets:
             # A state: the fleet has moved on since the last reset (reconnected, past any
             # handshake), and a connection holds frames in flight from the node that dialled.
-            wait_for(made, lambda stats, mark=mark: sum(sum(s.forwarded) for s in stats.values())
-                     >= mark, procs)  # fmt: skip
+            wait_for(
+                made,
+                lambda stats, mark=mark: sum(sum(s.forwarded) for s in stats.values()) >= mark,
+                procs,
+            )
             while True:
                 before = made.proxy.stats()
-                lost = made.proxy.reset(when=lambda c, link=link: link in (EVERY, (c.client, c.server))
-                                        and bool(c.pipes) and c.pipes[0].held() > 0,
-                                        least=12 if link is EVERY else 1)  # fmt: skip
+                lost = made.proxy.reset(
+                    when=lambda c, link=link: (
+                        link in (EVERY, (c.client, c.server))
+                        and bool(c.pipes)
+                        and c.pipes[0].held() > 0
+                    ),
+                    least=12 if link is EVERY else 1,
+                )
                 if lost:
                     break
                 assert all(p.poll() is None for p in procs), "the fleet ended before a reset"
@@ -313,8 +348,10 @@ def test_connection_resets_are_survived_and_every_silence_is_reported(reset_run)
     config, records, lost_by_link, seconds = reset_run
     assert len(records) == 4 and lost_by_link
     sim = simulate(config)
-    missing = [s - r["messages_received"]
-               for s, r in zip(sim.counts["messages_received"][0], records, strict=True)]  # fmt: skip
+    missing = [
+        s - r["messages_received"]
+        for s, r in zip(sim.counts["messages_received"][0], records, strict=True)
+    ]
     assert missing == [0, 0, 0, 0]  # resent after the reconnections
     assert sum(r["resent"] for r in records) > 0
     receivers = {r for _, r in lost_by_link}
@@ -325,9 +362,11 @@ def test_connection_resets_are_survived_and_every_silence_is_reported(reset_run)
             assert silence["back_at_step"] is not None  # taken back at its next frame
             assert silence["seconds"] >= 2
         assert record["refused"]["messages"] == 0
-    print(f"resets: {seconds:.1f} s, lost bytes by link {lost_by_link}, messages missing "
-          f"{missing}, silences {[r['silences'] for r in records]}, "
-          f"refused {[r['refused'] for r in records]}")  # fmt: skip
+    print(
+        f"resets: {seconds:.1f} s, lost bytes by link {lost_by_link}, messages missing "
+        f"{missing}, silences {[r['silences'] for r in records]}, "
+        f"refused {[r['refused'] for r in records]}"
+    )
 
 
 def test_sync_results_equal_mamab_run_under_connection_resets(reset_run):
@@ -346,14 +385,19 @@ def test_every_connection_reset_at_once_is_survived(reset_all_run):
     assert all(r["refused"]["messages"] == 0 for r in records)
     sim = simulate(config)
     assert [r["messages_received"] for r in records] == sim.counts["messages_received"][0].tolist()
-    print(f"every connection reset: {seconds:.1f} s, {len(lost_by_link)} lost frames, silences "
-          f"{[r['silences'] for r in records]}")  # fmt: skip
+    print(
+        f"every connection reset: {seconds:.1f} s, {len(lost_by_link)} lost frames, silences "
+        f"{[r['silences'] for r in records]}"
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="a sync node that marked every neighbour silent plays "
-                   "on alone, ahead of them, and never waits for them again (timing-dependent: "
-                   "5 runs of 6 failed here, hence not strict)")  # fmt: skip
+@pytest.mark.xfail(
+    strict=False,
+    reason="a sync node that marked every neighbour silent plays "
+    "on alone, ahead of them, and never waits for them again (timing-dependent: "
+    "5 runs of 6 failed here, hence not strict)",
+)
 def test_after_every_connection_is_reset_every_silence_ends(reset_all_run):
     """Every node misses frames at once, so all time out within milliseconds of each other, and
     a node whose deadline passes before a healthy neighbour's next frame marks that neighbour
@@ -387,8 +431,10 @@ def test_async_results_within_the_simulators_band_under_latency(lab, tmp_path):
     assert live_lo <= sim_hi and sim_lo <= live_hi, ((live_lo, live_hi), (sim_lo, sim_hi))
     alone = simulate(dataclasses.replace(config, algorithm="no-communication"))
     assert np.median(live) < np.median(alone.final_regret_mean())
-    print(f"async: live band [{live_lo:.1f}, {live_hi:.1f}], simulator [{sim_lo:.1f}, "
-          f"{sim_hi:.1f}], alone {np.median(alone.final_regret_mean()):.1f}")  # fmt: skip
+    print(
+        f"async: live band [{live_lo:.1f}, {live_hi:.1f}], simulator [{sim_lo:.1f}, "
+        f"{sim_hi:.1f}], alone {np.median(alone.final_regret_mean()):.1f}"
+    )
 
 
 def test_labs_of_dead_test_processes_are_removed(lab):

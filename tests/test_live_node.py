@@ -20,16 +20,29 @@ from mamab.result import COUNTERS
 from mamab.wire import Frame, encode_frame
 
 SMALL = {  # algorithm -> graph, small enough to run every algorithm in a second
-    "lcc-ucb": "complete", "lcc-ucb-graph": "ring", "lcc-ucb-relay": "line",
-    "no-communication": "complete", "full-communication": "star", "demab": "complete",
-    "gosine": "ring", "gosine-robust": "ring", "coop-ucb2": "grid", "dducb": "ring",
+    "lcc-ucb": "complete",
+    "lcc-ucb-graph": "ring",
+    "lcc-ucb-relay": "line",
+    "no-communication": "complete",
+    "full-communication": "star",
+    "demab": "complete",
+    "gosine": "ring",
+    "gosine-robust": "ring",
+    "coop-ucb2": "grid",
+    "dducb": "ring",
     "ucb-network": "line",
     "lcc-ucb-robust": "ring",
-}  # fmt: skip
+}
 
 
-def live_in_threads(config: Config, run: int, sync: bool = True, timeout: float = 10.0,
-                    stop_after: dict[int, int] | None = None, before=None):  # fmt: skip
+def live_in_threads(
+    config: Config,
+    run: int,
+    sync: bool = True,
+    timeout: float = 10.0,
+    stop_after: dict[int, int] | None = None,
+    before=None,
+):
     """Every node of run ``run`` in its own thread over one MemoryNetwork; (regrets, nodes).
 
     ``stop_after`` maps a node to the step after which it goes dark (closes without goodbye).
@@ -37,8 +50,17 @@ def live_in_threads(config: Config, run: int, sync: bool = True, timeout: float 
     instance, agents, _ = fleet(config, run)
     _, forge = liars(config, instance)
     network = MemoryNetwork(len(agents))
-    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=sync,
-                      timeout=timeout, liars=forge) for a in agents]  # fmt: skip
+    nodes = [
+        LiveNode(
+            a,
+            network.transport(a.agent_id),
+            wire_spec(config),
+            sync=sync,
+            timeout=timeout,
+            liars=forge,
+        )
+        for a in agents
+    ]
     if before is not None:
         before(network, nodes)
     regrets: list[float | None] = [None] * len(nodes)
@@ -69,8 +91,11 @@ def live_in_threads(config: Config, run: int, sync: bool = True, timeout: float 
 
 
 def node_counts(nodes: list[LiveNode], n: int) -> dict[str, list[int]]:
-    return {name: [getattr(node.counts, name) for node in nodes[:n]]
-            for name in COUNTERS if name not in ("messages_lost", "bits_lost")}  # fmt: skip
+    return {
+        name: [getattr(node.counts, name) for node in nodes[:n]]
+        for name in COUNTERS
+        if name not in ("messages_lost", "bits_lost")
+    }
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -88,8 +113,9 @@ def test_sync_equals_simulator(algorithm: str) -> None:
 @pytest.mark.parametrize("attack", ["worst", "random"])
 def test_sync_liars_equal_the_simulators(algorithm: str, attack: str) -> None:
     """Live nodes forge what the simulator's liars forge: every agent's regret is the same."""
-    config = Config(algorithm, 5, 15, 800, seed=3, graph=SMALL[algorithm], malicious=2,
-                    attack=attack)  # fmt: skip
+    config = Config(
+        algorithm, 5, 15, 800, seed=3, graph=SMALL[algorithm], malicious=2, attack=attack
+    )
     regrets, nodes = live_in_threads(config, 0)
     sim = simulate(config, engine="reference")
     honest = simulate(dataclasses.replace(config, malicious=0), engine="reference")
@@ -142,8 +168,9 @@ def round_robin(config: Config, run: int) -> tuple[np.ndarray, list[LiveNode]]:
     network = MemoryNetwork(len(agents))
     nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config)) for a in agents]
     problem = instance.problem
-    chunks = noise_chunks(instance.noise_rng(config.seed), config.reward, config.agents,
-                          config.horizon)  # fmt: skip
+    chunks = noise_chunks(
+        instance.noise_rng(config.seed), config.reward, config.agents, config.horizon
+    )
     regret = np.zeros(config.agents)
     for noise in chunks:
         for row in noise:
@@ -252,8 +279,16 @@ def test_a_stalled_neighbour_is_waited_for_again_once_it_catches_up() -> None:
     config = Config("full-communication", 3, 6, 300, seed=2, graph="complete")
     instance, agents, _ = fleet(config, 0)
     network = MemoryNetwork(3)
-    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
-                      timeout=30.0 if a.agent_id == 2 else 1.0) for a in agents]  # fmt: skip
+    nodes = [
+        LiveNode(
+            a,
+            network.transport(a.agent_id),
+            wire_spec(config),
+            sync=True,
+            timeout=30.0 if a.agent_id == 2 else 1.0,
+        )
+        for a in agents
+    ]
     errors: list[BaseException] = []
 
     def work(i: int) -> None:
@@ -296,8 +331,10 @@ def test_a_node_whose_neighbours_are_all_silent_still_listens() -> None:
     config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
     instance, agents, _ = fleet(config, 0)
     network = MemoryNetwork(2)
-    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
-                      timeout=0.05) for a in agents]  # fmt: skip
+    nodes = [
+        LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True, timeout=0.05)
+        for a in agents
+    ]
     means = instance.problem.means
 
     def steps(node: LiveNode, count: int) -> None:
@@ -332,8 +369,9 @@ def enveloped(frame: Frame, spec, seq: int, session: int = SESSION) -> bytes:
     return link.encode(link.DATA, session, seq, 0, encode_frame(frame, spec))
 
 
-def flood(node: LiveNode, network: MemoryNetwork, sender: int, frames: int, spec,
-          start: int) -> None:  # fmt: skip
+def flood(
+    node: LiveNode, network: MemoryNetwork, sender: int, frames: int, spec, start: int
+) -> None:
     """Put ``frames`` legal-looking empty frames from ``sender`` for distinct future rounds in
     ``node``'s inbox (after its hello), stamped from ``start`` on."""
     me = node.agent.agent_id
@@ -370,8 +408,9 @@ def test_a_flooding_member_gets_a_bounded_share_of_an_async_node() -> None:
         instance, agents, _ = fleet(config, 0)
         network = MemoryNetwork(3)
         network.closed.add(2)
-        nodes = [LiveNode(a, network.transport(a.agent_id), spec, hold_frames=500)
-                 for a in agents[:2]]  # fmt: skip
+        nodes = [
+            LiveNode(a, network.transport(a.agent_id), spec, hold_frames=500) for a in agents[:2]
+        ]
         if flooded:
             flood(nodes[0], network, 2, 20_000, spec, start=1)
         held = watch_held(nodes[0], 2)
@@ -478,15 +517,33 @@ def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
     back = {"node": 2, "from_step": 40, "back_at_step": 60, "seconds": 4.5}
     records = [
         {"final_regret": 1.0, "silent": {"2": 40}, "silences": [back]},
-        {"final_regret": 2.0, "silent": {"2": 40},
-         "silences": [{**back, "seconds": 4.0, "back_at_step": 61}, {"node": 0, "from_step": 90,
-                                                 "back_at_step": None, "seconds": 1.0}]},
+        {
+            "final_regret": 2.0,
+            "silent": {"2": 40},
+            "silences": [
+                {**back, "seconds": 4.0, "back_at_step": 61},
+                {"node": 0, "from_step": 90, "back_at_step": None, "seconds": 1.0},
+            ],
+        },
         {"final_regret": 3.0, "silent": {}, "silences": []},
-    ]  # fmt: skip
+    ]
     for r in records:
-        r.update(dict.fromkeys(["messages_sent", "bits_sent", "messages_received", "bits_received",
-                                "wire_bytes_sent", "wire_bytes_received", "refused", "waits",
-                                "seconds"], 0))  # fmt: skip
+        r.update(
+            dict.fromkeys(
+                [
+                    "messages_sent",
+                    "bits_sent",
+                    "messages_received",
+                    "bits_received",
+                    "wire_bytes_sent",
+                    "wire_bytes_received",
+                    "refused",
+                    "waits",
+                    "seconds",
+                ],
+                0,
+            )
+        )
     (run,) = live_summary(config, [records], sync=True)["per_run"]
     assert run["silences"] == [
         {"node": 2, "noticed_by": [0, 1], "from_step": 40, "back_at_step": 61, "seconds": 4.5},
@@ -502,8 +559,10 @@ def test_a_silent_neighbour_far_behind_is_waited_for_again_only_once_in_step() -
     config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
     instance, agents, _ = fleet(config, 0)
     network = MemoryNetwork(2)
-    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
-                      timeout=0.05) for a in agents]  # fmt: skip
+    nodes = [
+        LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True, timeout=0.05)
+        for a in agents
+    ]
     means = instance.problem.means
 
     def steps(node: LiveNode, count: int) -> None:
@@ -521,4 +580,6 @@ def test_a_silent_neighbour_far_behind_is_waited_for_again_only_once_in_step() -
     steps(nodes[0], 1)  # step 22: waits for node 1 again (its frame of 22 is not there yet)
     assert nodes[0].counts.waits == 2 and nodes[0].counts.messages_received == 21
     assert [(s["from_step"], s["back_at_step"]) for s in nodes[0].silences()] == [
-        (1, 22), (22, None)]  # fmt: skip
+        (1, 22),
+        (22, None),
+    ]

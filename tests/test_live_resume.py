@@ -23,11 +23,19 @@ from mamab.live.play import fleet, liars, play, wire_spec
 from mamab.result import COUNTERS
 
 SMALL = {  # algorithm -> graph
-    "lcc-ucb": "complete", "lcc-ucb-graph": "ring", "lcc-ucb-relay": "line",
-    "no-communication": "complete", "full-communication": "star", "demab": "complete",
-    "gosine": "ring", "gosine-robust": "ring", "coop-ucb2": "grid", "dducb": "ring",
-    "ucb-network": "line", "lcc-ucb-robust": "ring",
-}  # fmt: skip
+    "lcc-ucb": "complete",
+    "lcc-ucb-graph": "ring",
+    "lcc-ucb-relay": "line",
+    "no-communication": "complete",
+    "full-communication": "star",
+    "demab": "complete",
+    "gosine": "ring",
+    "gosine-robust": "ring",
+    "coop-ucb2": "grid",
+    "dducb": "ring",
+    "ucb-network": "line",
+    "lcc-ucb-robust": "ring",
+}
 NAMES = [name for name in COUNTERS if name not in ("messages_lost", "bits_lost")]
 
 
@@ -80,13 +88,24 @@ def join(threads, errors, limit: float = 120) -> None:
     assert not errors, errors
 
 
-def sync_fleet(config: Config, transports, timeout: float = 30.0, probe: float = 0.02,
-               checkpointing=()):  # fmt: skip
+def sync_fleet(
+    config: Config, transports, timeout: float = 30.0, probe: float = 0.02, checkpointing=()
+):
     instance, agents, _ = fleet(config, 0)
     _, forge = liars(config, instance)
-    nodes = [LiveNode(a, transports(a.agent_id), wire_spec(config), sync=True, timeout=timeout,
-                      liars=forge, probe=probe, checkpointing=a.agent_id in checkpointing)
-             for a in agents]  # fmt: skip
+    nodes = [
+        LiveNode(
+            a,
+            transports(a.agent_id),
+            wire_spec(config),
+            sync=True,
+            timeout=timeout,
+            liars=forge,
+            probe=probe,
+            checkpointing=a.agent_id in checkpointing,
+        )
+        for a in agents
+    ]
     return instance, nodes
 
 
@@ -157,8 +176,9 @@ def test_a_node_killed_and_resumed_gives_the_simulators_results(algorithm, every
     config = Config(algorithm, 4, 8, 300, seed=5, graph=SMALL[algorithm])
     network = MemoryNetwork(len(fleet(config, 0)[1]))
     first = Recorder(network, 1)
-    instance, nodes = sync_fleet(config, lambda i: first if i == 1 else network.transport(i),
-                                 checkpointing={1})  # fmt: skip
+    instance, nodes = sync_fleet(
+        config, lambda i: first if i == 1 else network.transport(i), checkpointing={1}
+    )
     victim = 1
     path = tmp_path / "node-1.ckpt"
     checkpoints = Checkpoints(path, every)
@@ -183,8 +203,16 @@ def test_a_node_killed_and_resumed_gives_the_simulators_results(algorithm, every
             break
     _, agents, _ = fleet(config, 0)
     _, forge = liars(config, instance)
-    again = LiveNode(agents[victim], network.transport(victim), wire_spec(config), sync=True,
-                     timeout=30.0, liars=forge, probe=0.02, checkpointing=True)  # fmt: skip
+    again = LiveNode(
+        agents[victim],
+        network.transport(victim),
+        wire_spec(config),
+        sync=True,
+        timeout=30.0,
+        liars=forge,
+        probe=0.02,
+        checkpointing=True,
+    )
     regret = resume(again, path)
     assert again.incarnation == 2 and again.clock <= 170
     again.start()  # its hello reaches node 0 first, then a frame of its dead incarnation
@@ -209,10 +237,21 @@ def test_nodes_of_other_configurations_refuse_each_other_naming_the_field() -> N
     config = Config("lcc-ucb", 2, 6, 50, seed=0, graph="complete")
     network = MemoryNetwork(2)
     instance, agents, _ = fleet(config, 0)
-    records = [run_record(config, 0, True, instance.topology),
-               run_record(dataclasses.replace(config, seed=1), 0, True, instance.topology)]  # fmt: skip
-    nodes = [LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True,
-                      timeout=5, record=records[a.agent_id]) for a in agents]  # fmt: skip
+    records = [
+        run_record(config, 0, True, instance.topology),
+        run_record(dataclasses.replace(config, seed=1), 0, True, instance.topology),
+    ]
+    nodes = [
+        LiveNode(
+            a,
+            network.transport(a.agent_id),
+            wire_spec(config),
+            sync=True,
+            timeout=5,
+            record=records[a.agent_id],
+        )
+        for a in agents
+    ]
     for node in nodes:
         node.start()
     for me, node in enumerate(nodes):
@@ -224,9 +263,23 @@ def test_the_record_names_every_field_of_the_run(tmp_path: Path) -> None:
     config = Config("lcc-ucb", 3, 6, 50, seed=0, graph="ring", malicious=1)
     instance, _, _ = fleet(config, 2)
     record = run_record(config, 2, False, instance.topology)
-    for field in ("algorithm", "agents", "arms", "horizon", "seed", "run", "malicious",
-                  "attack", "reward", "sigma", "params.alpha", "graph_digest", "mode",
-                  "loss", "crash_rate"):  # fmt: skip
+    for field in (
+        "algorithm",
+        "agents",
+        "arms",
+        "horizon",
+        "seed",
+        "run",
+        "malicious",
+        "attack",
+        "reward",
+        "sigma",
+        "params.alpha",
+        "graph_digest",
+        "mode",
+        "loss",
+        "crash_rate",
+    ):
         assert field in record, field
     other = run_record(
         config, 2, False, fleet(dataclasses.replace(config, graph="line"), 2)[0].topology
@@ -267,15 +320,21 @@ def test_an_outbox_is_bounded_for_a_neighbour_that_never_acknowledges() -> None:
     config = Config("full-communication", 2, 6, 300, seed=2, graph="complete")
     _, agents, _ = fleet(config, 0)
     network = MemoryNetwork(2)
-    node = LiveNode(agents[0], network.transport(0), wire_spec(config), outbox_frames=100,
-                    outbox_bytes=100 * 1024)  # fmt: skip
+    node = LiveNode(
+        agents[0],
+        network.transport(0),
+        wire_spec(config),
+        outbox_frames=100,
+        outbox_bytes=100 * 1024,
+    )
     for _ in range(300):
         arm = node.select_arm()
         node.observe(arm, 0.5)
     (lk,) = node._links.values()
     assert len(lk.outbox) == 100 and node.counts.outbox_dropped == 200
-    small = LiveNode(fleet(config, 0)[1][0], network.transport(0), wire_spec(config),
-                     outbox_bytes=10 * 48)  # fmt: skip
+    small = LiveNode(
+        fleet(config, 0)[1][0], network.transport(0), wire_spec(config), outbox_bytes=10 * 48
+    )
     for _ in range(30):
         arm = small.select_arm()
         small.observe(arm, 0.5)
@@ -293,8 +352,9 @@ def test_a_checkpoint_of_another_node_or_run_is_refused(tmp_path: Path) -> None:
 
     def node(i: int, seed: int = 0) -> LiveNode:
         record = run_record(dataclasses.replace(config, seed=seed), 0, True, instance.topology)
-        return LiveNode(fleet(config, 0)[1][i], network.transport(i), wire_spec(config),
-                        record=record)  # fmt: skip
+        return LiveNode(
+            fleet(config, 0)[1][i], network.transport(i), wire_spec(config), record=record
+        )
 
     path = tmp_path / "c.ckpt"
     with pytest.raises(ConfigError, match="no checkpoint at"):

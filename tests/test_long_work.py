@@ -20,8 +20,19 @@ from mamab.experiments.runner import run_sweep
 from mamab.progress import INTERVAL_ENV, Progress, interval_seconds
 from mamab.simulate import simulate
 
-LONG_RUN = ["run", "--algorithm", "full-communication", "-N", "1000", "-K", "10000",
-            "-T", "10000000", "--runs", "30"]  # fmt: skip
+LONG_RUN = [
+    "run",
+    "--algorithm",
+    "full-communication",
+    "-N",
+    "1000",
+    "-K",
+    "10000",
+    "-T",
+    "10000000",
+    "--runs",
+    "30",
+]
 
 
 def invoke(args, capsys):
@@ -100,10 +111,10 @@ def _sweep_file(tmp_path: Path, **kw) -> Path:
     return path
 
 
-def test_a_sweep_refuses_a_task_that_cannot_fit_before_any_task_runs(tmp_path, monkeypatch,
-                                                                      capsys):  # fmt: skip
-    spec = _sweep_file(tmp_path, runs=2, name="wide", algorithm="coop-ucb2", agents=100,
-                       arms=100000, horizon=10)  # fmt: skip
+def test_a_sweep_refuses_a_task_that_cannot_fit_before_any_task_runs(tmp_path, monkeypatch, capsys):
+    spec = _sweep_file(
+        tmp_path, runs=2, name="wide", algorithm="coop-ucb2", agents=100, arms=100000, horizon=10
+    )
     monkeypatch.setattr(resources, "available_memory", lambda: 64 << 20)  # 64 MiB
     out = tmp_path / "out"
     code, _, err = invoke(["sweep", str(spec), "--out", str(out), "--jobs", "1"], capsys)
@@ -114,8 +125,15 @@ def test_a_sweep_refuses_a_task_that_cannot_fit_before_any_task_runs(tmp_path, m
 
 
 def test_a_sweep_of_a_month_needs_yes_before_any_task(tmp_path, roomy, monkeypatch, capsys):
-    spec = _sweep_file(tmp_path, runs=30, name="long", algorithm="full-communication",
-                       agents=1000, arms=10000, horizon=10**7)  # fmt: skip
+    spec = _sweep_file(
+        tmp_path,
+        runs=30,
+        name="long",
+        algorithm="full-communication",
+        agents=1000,
+        arms=10000,
+        horizon=10**7,
+    )
     out = tmp_path / "out"
     code, _, err = invoke(["sweep", str(spec), "--out", str(out), "--jobs", "1"], capsys)
     assert one_line_error(code, err), err
@@ -203,9 +221,24 @@ def test_the_estimate_prices_the_fast_diameter():
 def test_a_hopeless_edge_probability_is_refused_at_once(monkeypatch, capsys):
     monkeypatch.setattr(cli, "simulate", _started)
     started = time.perf_counter()
-    code, _, err = invoke(["run", "--algorithm", "lcc-ucb-graph", "-N", "100000", "-K", "100000",
-                           "-T", "10", "--graph", "erdos-renyi", "--edge-prob", "0.00002"],
-                          capsys)  # fmt: skip
+    code, _, err = invoke(
+        [
+            "run",
+            "--algorithm",
+            "lcc-ucb-graph",
+            "-N",
+            "100000",
+            "-K",
+            "100000",
+            "-T",
+            "10",
+            "--graph",
+            "erdos-renyi",
+            "--edge-prob",
+            "0.00002",
+        ],
+        capsys,
+    )
     assert one_line_error(code, err), err
     assert "hopeless" in err and "at least 8.52e-05" in err
     assert time.perf_counter() - started < 5
@@ -228,8 +261,9 @@ class FakeClock:
 
 def test_off_a_terminal_progress_is_a_line_per_interval_with_an_eta():
     clock, stream = FakeClock(), io.StringIO()
-    with Progress(100, "sweep", "tasks", stream=stream, tty=False, interval=30, clock=clock,
-                  background=False) as bar:  # fmt: skip
+    with Progress(
+        100, "sweep", "tasks", stream=stream, tty=False, interval=30, clock=clock, background=False
+    ) as bar:
         bar.update(10)
         assert stream.getvalue() == ""  # nothing due yet
         clock.now += 30
@@ -270,15 +304,18 @@ def eager(monkeypatch):
 
 
 def test_run_off_a_terminal_reports_progress(eager, capsys):
-    code, _, err = invoke(["run", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6", "-T", "20000",
-                           "--runs", "2"], capsys)  # fmt: skip
+    code, _, err = invoke(
+        ["run", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6", "-T", "20000", "--runs", "2"],
+        capsys,
+    )
     assert code == 0
     assert "lcc-ucb: " in err and "agent-steps" in err and ("ETA" in err or "done" in err)
 
 
 def test_sweep_off_a_terminal_reports_progress(eager, tmp_path, capsys):
-    spec = _sweep_file(tmp_path, runs=2, name="more", algorithm="no-communication", agents=3,
-                       arms=6, horizon=300)  # fmt: skip
+    spec = _sweep_file(
+        tmp_path, runs=2, name="more", algorithm="no-communication", agents=3, arms=6, horizon=300
+    )
     run_sweep(load_spec(spec), tmp_path / "out", jobs=1)
     err = capsys.readouterr().err
     assert "grid: " in err and "/4 tasks" in err and "agent-steps" in err
@@ -305,14 +342,16 @@ def test_warmup_and_live_off_a_terminal_report_progress(eager, monkeypatch, caps
             progress(run, 0.5)
         counters = np.zeros((len(runs), config.agents))
         return {
-            "per_run": [{"run": r, "final_regret_mean": 1.0, "stopped": [], "silences": []}
-                        for r in runs],
+            "per_run": [
+                {"run": r, "final_regret_mean": 1.0, "stopped": [], "silences": []} for r in runs
+            ],
             "statistics": run_statistics(runs, np.ones(len(runs)), counters, counters),
-        }  # fmt: skip
+        }
 
     monkeypatch.setattr(fleet, "run_live", fake_live)
-    code, _, err = invoke(["live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6", "-T", "50",
-                           "--runs", "2"], capsys)  # fmt: skip
+    code, _, err = invoke(
+        ["live", "--algorithm", "lcc-ucb", "-N", "3", "-K", "6", "-T", "50", "--runs", "2"], capsys
+    )
     assert code == 0 and "live lcc-ucb: " in err and "/2 runs" in err and "run 1: 0.5 s" in err
 
 

@@ -43,8 +43,13 @@ def test_a_random_liar_never_recommends_the_best_arm_and_covers_the_others() -> 
 
 
 @settings(max_examples=200, deadline=None)
-@given(key=st.integers(0, 2**63 - 1), step=st.integers(0, 2**40), sender=st.integers(0, 999),
-       receiver=st.integers(0, 999), attack=st.sampled_from(ATTACKS))  # fmt: skip
+@given(
+    key=st.integers(0, 2**63 - 1),
+    step=st.integers(0, 2**40),
+    sender=st.integers(0, 999),
+    receiver=st.integers(0, 999),
+    attack=st.sampled_from(ATTACKS),
+)
 def test_the_kernels_forge_the_reference_arm(key, step, sender, receiver, attack) -> None:
     plan = attack_plan(attack, MEANS, key)
     fast = forged(plan.code, plan.fixed, plan.pool, plan.key, step, sender, receiver, 4)
@@ -73,11 +78,19 @@ def test_liars_forge_only_their_own_messages() -> None:
     assert nobody is None
 
 
-@pytest.mark.parametrize("bad, says", [
-    (-1, "number of agents in 0..4"), (5, "number of agents in 0..4"), (True, "number of agents"),
-    (2.0, "number of agents"), ((0, 0), "distinct"), ((0, 5), "distinct agents in 0..4"),
-    ((0, 1, 2, 3, 4), "at least one must be honest"), ("2", "number of agents"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        (-1, "number of agents in 0..4"),
+        (5, "number of agents in 0..4"),
+        (True, "number of agents"),
+        (2.0, "number of agents"),
+        ((0, 0), "distinct"),
+        ((0, 5), "distinct agents in 0..4"),
+        ((0, 1, 2, 3, 4), "at least one must be honest"),
+        ("2", "number of agents"),
+    ],
+)
 def test_bad_malicious_values_are_refused(bad, says) -> None:
     with pytest.raises(ConfigError, match=says):
         Config("lcc-ucb", 5, 10, 100, malicious=bad)
@@ -150,9 +163,11 @@ def test_a_sweep_takes_counts_and_id_lists_as_one_axis(tmp_path) -> None:
     from mamab.experiments import sweep
 
     spec = tmp_path / "liars.toml"
-    spec.write_text('name = "liars"\nruns = 2\n[[experiments]]\nname = "m"\n'
-                    'algorithms = ["lcc-ucb"]\nagents = 4\narms = 8\nhorizon = 300\n'
-                    'malicious = [0, 1, [0, 2]]\nattack = "random"\n')  # fmt: skip
+    spec.write_text(
+        'name = "liars"\nruns = 2\n[[experiments]]\nname = "m"\n'
+        'algorithms = ["lcc-ucb"]\nagents = 4\narms = 8\nhorizon = 300\n'
+        'malicious = [0, 1, [0, 2]]\nattack = "random"\n'
+    )
     rows = sweep(spec, tmp_path / "out", jobs=1).summary
     assert sorted(r["malicious"] for r in rows) == ["0", "1", "[0, 2]"]
     import pyarrow.parquet as pq
@@ -167,8 +182,10 @@ def test_a_sweep_written_before_the_liars_existed_still_resumes(tmp_path) -> Non
     from mamab.experiments import sweep
 
     spec = tmp_path / "old.toml"
-    spec.write_text('name = "old"\nruns = 2\n[[experiments]]\nname = "a"\n'
-                    'algorithms = ["lcc-ucb"]\nagents = 3\narms = 6\nhorizon = 200\n')  # fmt: skip
+    spec.write_text(
+        'name = "old"\nruns = 2\n[[experiments]]\nname = "a"\n'
+        'algorithms = ["lcc-ucb"]\nagents = 3\narms = 6\nhorizon = 200\n'
+    )
     out = tmp_path / "out"
     sweep(spec, out, jobs=1)
     meta = json.loads((out / "metadata.json").read_text())
@@ -180,17 +197,39 @@ def test_a_sweep_written_before_the_liars_existed_still_resumes(tmp_path) -> Non
     assert again.tasks_run == 0 and again.tasks_skipped == 1
 
 
-@pytest.mark.parametrize("flag, says", [
-    ("1,,2", "neither a number"), (",", "neither a number"), ("a", "neither a number"),
-    ("10", "number of agents in 0..3"), ("0,0", "distinct"), ("0,4", "distinct agents in 0..3"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "flag, says",
+    [
+        ("1,,2", "neither a number"),
+        (",", "neither a number"),
+        ("a", "neither a number"),
+        ("10", "number of agents in 0..3"),
+        ("0,0", "distinct"),
+        ("0,4", "distinct agents in 0..3"),
+    ],
+)
 def test_bad_malicious_flags_are_one_line(flag, says, capsys, tmp_path) -> None:
     from mamab.cli import main
 
     out = tmp_path / "out"
     with pytest.raises(SystemExit) as exit_info:
-        main(["run", "--algorithm", "lcc-ucb", "-N", "4", "-K", "8", "-T", "100",
-              "--malicious", flag, "--out", str(out)])  # fmt: skip
+        main(
+            [
+                "run",
+                "--algorithm",
+                "lcc-ucb",
+                "-N",
+                "4",
+                "-K",
+                "8",
+                "-T",
+                "100",
+                "--malicious",
+                flag,
+                "--out",
+                str(out),
+            ]
+        )
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and says in err and len(err.strip().splitlines()) == 1
     assert not out.exists()

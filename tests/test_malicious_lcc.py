@@ -37,16 +37,26 @@ def test_nobody_lies_whatever_the_attack(algorithm):
 def test_truthful_liars_are_the_honest_run(algorithm, engine):
     base = dict(agents=6, arms=24, horizon=4_000, runs=2, seed=9, graph="ring", **FAULTS)
     honest = simulate(Config(algorithm, **base), engine=engine, trace=True, jobs=1)
-    truthful = simulate(Config(algorithm, malicious=2, attack="truthful", **base), engine=engine,
-                        trace=True, jobs=1)  # fmt: skip
+    truthful = simulate(
+        Config(algorithm, malicious=2, attack="truthful", **base), engine=engine, trace=True, jobs=1
+    )
     assert truthful.malicious.sum() == 2 * base["runs"]
     _assert_same(truthful, honest)
 
 
 def _phase_one_arms(algorithm, graph, liars, attack="worst", engine="fast"):
     """The arms agents play in the first steps of phase 1 (their whole set, in increasing order)."""
-    config = Config(algorithm, agents=3, arms=9, horizon=400, seed=3, graph=graph, means=MEANS,
-                    malicious=liars, attack=attack)  # fmt: skip
+    config = Config(
+        algorithm,
+        agents=3,
+        arms=9,
+        horizon=400,
+        seed=3,
+        graph=graph,
+        means=MEANS,
+        malicious=liars,
+        attack=attack,
+    )
     arms = simulate(config, engine=engine, trace=True, jobs=1).arms[0]
     return [set(arms[PHASE_1, n].tolist()) for n in range(3)]
 
@@ -62,8 +72,16 @@ def test_the_forged_arm_reaches_the_honest_agents(algorithm, engine):
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])
 def test_a_random_liar_forges_per_receiver(engine):
-    config = Config("lcc-ucb", agents=3, arms=9, horizon=400, seed=3, means=MEANS,
-                    malicious=(0,), attack="random")  # fmt: skip
+    config = Config(
+        "lcc-ucb",
+        agents=3,
+        arms=9,
+        horizon=400,
+        seed=3,
+        means=MEANS,
+        malicious=(0,),
+        attack="random",
+    )
     _, key = draw_malicious(config.seed, 0, 3, config.malicious)
     plan = attack_plan("random", np.array(MEANS), key)
     sent = [plan.arm(30, 0, v, -1) for v in (1, 2)]  # sent after step 30, the end of phase 0
@@ -83,8 +101,16 @@ def test_an_honest_relay_forwards_the_forgery_it_heard(engine):
 @pytest.mark.parametrize("engine", ["fast", "reference"])
 def test_a_lying_relay_forwards_the_others_truthfully(engine):
     # the liar in the middle forges its own pair only: agent 2 still hears agent 0's arm
-    config = Config("lcc-ucb-relay", agents=3, arms=9, horizon=400, seed=3, graph="line",
-                    means=MEANS, malicious=(1,))  # fmt: skip
+    config = Config(
+        "lcc-ucb-relay",
+        agents=3,
+        arms=9,
+        horizon=400,
+        seed=3,
+        graph="line",
+        means=MEANS,
+        malicious=(1,),
+    )
     arms = simulate(config, engine=engine, trace=True, jobs=1).arms[0]
     plays = np.bincount(arms[:30, 0], minlength=9)
     recommended = int(np.argmax(plays))  # agent 0's most-played arm of phase 0 (lowest on ties)

@@ -45,8 +45,10 @@ def scripted(plan):
     """A ``make`` whose agents play ``plan(agent_id, step)``."""
 
     def make(topology, n_arms, horizon, params, rng):
-        return [Scripted(i, n_arms, horizon, topology.neighbours[i], plan)
-                for i in range(topology.n_agents)]  # fmt: skip
+        return [
+            Scripted(i, n_arms, horizon, topology.neighbours[i], plan)
+            for i in range(topology.n_agents)
+        ]
 
     return make
 
@@ -89,8 +91,12 @@ def test_numpy_integers_in_range_are_arms(plugins):
         return lambda i, t: kind((i + t) % 4)
 
     results = []
-    for name, kind in (("py-int", int), ("np-int64", np.int64), ("np-int32", np.int32),
-                       ("np-uint8", np.uint8)):  # fmt: skip
+    for name, kind in (
+        ("py-int", int),
+        ("np-int64", np.int64),
+        ("np-int32", np.int32),
+        ("np-uint8", np.uint8),
+    ):
         plugins(name, scripted(plan(kind)))
         results.append(simulate(Config(name, agents=3, arms=4, horizon=40, runs=2), trace=True))
     for other in results[1:]:
@@ -147,8 +153,10 @@ def faulty(where: str, fault: BaseException):
     def make(topology, n_arms, horizon, params, rng):
         if where == "make":
             raise fault
-        agents = [Faulty(i, n_arms, horizon, topology.neighbours[i], lambda i, t: 0)
-                  for i in range(topology.n_agents)]  # fmt: skip
+        agents = [
+            Faulty(i, n_arms, horizon, topology.neighbours[i], lambda i, t: 0)
+            for i in range(topology.n_agents)
+        ]
         for agent in agents:
             agent.where, agent.fault = where, fault
         return agents
@@ -157,21 +165,29 @@ def faulty(where: str, fault: BaseException):
 
 
 def stranger(topology, n_arms, horizon, params, rng):
-    return [Stranger(i, n_arms, horizon, topology.neighbours[i], lambda i, t: 0)
-            for i in range(topology.n_agents)]  # fmt: skip
+    return [
+        Stranger(i, n_arms, horizon, topology.neighbours[i], lambda i, t: 0)
+        for i in range(topology.n_agents)
+    ]
 
 
 FAULTS = [
     ("make", ZeroDivisionError("boom"), "failed in make(): ZeroDivisionError: boom"),
-    ("select_arm", ZeroDivisionError("boom"),
-     "failed at step 5 in Faulty.select_arm (agent 1): ZeroDivisionError: boom"),
+    (
+        "select_arm",
+        ZeroDivisionError("boom"),
+        "failed at step 5 in Faulty.select_arm (agent 1): ZeroDivisionError: boom",
+    ),
     ("observe", KeyError("k"), "failed at step 5 in Faulty.observe (agent 1): KeyError: 'k'"),
     ("make", SystemExit(0), "failed in make(): it called sys.exit(0)"),
     ("make", SystemExit(), "failed in make(): it called sys.exit(None)"),
-    ("select_arm", SystemExit(3),
-     "failed at step 5 in Faulty.select_arm (agent 1): it called sys.exit(3)"),
+    (
+        "select_arm",
+        SystemExit(3),
+        "failed at step 5 in Faulty.select_arm (agent 1): it called sys.exit(3)",
+    ),
     ("observe", GeneratorExit(), "failed at step 5 in Faulty.observe (agent 1): GeneratorExit"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("where", "fault", "expected"), FAULTS, ids=lambda v: repr(v)[:30])
@@ -244,11 +260,17 @@ def eps_make(topology, n_arms, horizon, params, rng):
 @pytest.mark.parametrize(
     ("param", "expected"),
     [
-        ("epsilon=abc", "mamab: error: eps: parameter epsilon = 'abc' must be a number (its default is 0.1)"),
-        ("epsilon=true", "mamab: error: eps: parameter epsilon = True must be a number (its default is 0.1)"),
+        (
+            "epsilon=abc",
+            "mamab: error: eps: parameter epsilon = 'abc' must be a number (its default is 0.1)",
+        ),
+        (
+            "epsilon=true",
+            "mamab: error: eps: parameter epsilon = True must be a number (its default is 0.1)",
+        ),
         ("epsilon=2", "mamab: error: eps: epsilon must lie in [0, 1], got 2"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_param_value_is_one_line_exit_2(plugins, capsys, param, expected):
     """`--param epsilon=abc` used to end in a TypeError traceback from the plugin's comparison."""
     plugins("eps", eps_make)
@@ -263,8 +285,12 @@ def test_param_get_checks_the_defaults_kind():
     assert (
         params.get("mode", "b") == "a" and params.get("f") == 2.5 and params.get("f", None) == 2.5
     )
-    for name, default, kind in (("f", 7, "an integer"), ("on", 1.0, "a number"),
-                                ("n", "s", "text"), ("mode", False, "true or false")):  # fmt: skip
+    for name, default, kind in (
+        ("f", 7, "an integer"),
+        ("on", 1.0, "a number"),
+        ("n", "s", "text"),
+        ("mode", False, "true or false"),
+    ):
         with pytest.raises(ConfigError, match=f"parameter {name} = .* must be {kind}"):
             params.get(name, default)
 
@@ -339,14 +365,21 @@ def test_sweep_worker_failure_is_one_line(plugins, tmp_path, capsys, monkeypatch
     lines = _errors(err)
     assert len(lines) == 1 and lines[0].startswith("mamab: error: plugin algorithm 'faulty'")
     assert "at step 5 in Faulty.select_arm (agent 1)" in lines[0] and expected in lines[0]
-    code, _, err = _cli(["--debug", "sweep", toml, "--out", str(tmp_path / "out"), "--jobs", "2"],
-                        capsys)  # fmt: skip
+    code, _, err = _cli(
+        ["--debug", "sweep", toml, "--out", str(tmp_path / "out"), "--jobs", "2"], capsys
+    )
     assert code == 1 and "raise self.fault" in err  # the worker's traceback, under --debug
 
 
 def test_sweep_in_process_failure_is_a_plugin_error(plugins, tmp_path):
     plugins("faulty", faulty("observe", KeyError("k")))
-    spec = parse_spec({"name": "s", "runs": 2, "runs_per_task": 1, "experiments": [
-        {"algorithms": "faulty", "agents": 2, "arms": 3, "horizon": 10}]})  # fmt: skip
+    spec = parse_spec(
+        {
+            "name": "s",
+            "runs": 2,
+            "runs_per_task": 1,
+            "experiments": [{"algorithms": "faulty", "agents": 2, "arms": 3, "horizon": 10}],
+        }
+    )
     with pytest.raises(PluginError, match="plugin algorithm 'faulty'"):
         run_sweep(spec, tmp_path / "out", jobs=1, progress=False)

@@ -18,9 +18,12 @@ from mamab.agents import registry
 from mamab.algorithms.base import Agent
 
 SPEC = {
-    "name": "plug", "runs": 2, "runs_per_task": 1, "grid_points": 10,
+    "name": "plug",
+    "runs": 2,
+    "runs_per_task": 1,
+    "grid_points": 10,
     "experiments": [{"algorithms": "my-plugin", "agents": 2, "arms": 5, "horizon": 200}],
-}  # fmt: skip
+}
 
 #: A notebook cell: the agent and its make, exec'd (no source file, inspect.getsource fails).
 CELL = """
@@ -59,8 +62,10 @@ def define(choose):
             return 0
 
     def make(topology, n_arms, horizon, params, rng):
-        return [ScriptAgent(i, n_arms, horizon, topology.neighbours[i])
-                for i in range(topology.n_agents)]  # fmt: skip
+        return [
+            ScriptAgent(i, n_arms, horizon, topology.neighbours[i])
+            for i in range(topology.n_agents)
+        ]
 
     return make
 
@@ -171,8 +176,9 @@ def test_the_fingerprint_is_the_same_in_every_process():
     seen = set()
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-c", code, CELL], capture_output=True, text=True,
-                              env=env, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code, CELL], capture_output=True, text=True, env=env, check=True
+        )
         seen.add(done.stdout.strip())
     assert len(seen) == 1
     assert json.loads(seen.pop())["algorithm"] == "my-plugin"
@@ -211,7 +217,8 @@ def test_a_module_the_plugin_reads_is_named_not_walked():
     seen = set()
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-c", code, cell], capture_output=True, text=True,
-                              env=env, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code, cell], capture_output=True, text=True, env=env, check=True
+        )
         seen.add(done.stdout.strip())
     assert len(seen) == 1

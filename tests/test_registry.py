@@ -49,8 +49,10 @@ class RandomAgent(Agent):
 
 def make_random(topology, n_arms, horizon, params, rng):
     streams = rng.spawn(topology.n_agents)
-    return [RandomAgent(i, n_arms, horizon, topology.neighbours[i], streams[i])
-            for i in range(topology.n_agents)]  # fmt: skip
+    return [
+        RandomAgent(i, n_arms, horizon, topology.neighbours[i], streams[i])
+        for i in range(topology.n_agents)
+    ]
 
 
 # -- the door --------------------------------------------------------------------------------
@@ -83,8 +85,12 @@ def test_codec_table_is_a_view_of_the_specs():
 def test_plugin_metadata_defaults_are_safe(plugins):
     info = plugins("random-play", make_random)
     assert (info.fast, info.wire, info.needs_connected, info.splits_arms, info.central_server) == (
-        None, None, False, False, False,
-    )  # fmt: skip
+        None,
+        None,
+        False,
+        False,
+        False,
+    )
     assert info.default_alpha is None and info.parameters is None
     assert info.source.endswith("make_random")
     assert "random-play" in registry.names()
@@ -188,8 +194,9 @@ def test_config_ids_without_extra_are_unchanged(plugins):
     plugins("random-play", make_random)
     config = Config("random-play", agents=2, arms=4, horizon=10)
     assert "extra" not in task_files.config_key(config)["params"]
-    with_extra = Config("random-play", agents=2, arms=4, horizon=10,
-                        params=AlgorithmParams(extra={"e": 1}))  # fmt: skip
+    with_extra = Config(
+        "random-play", agents=2, arms=4, horizon=10, params=AlgorithmParams(extra={"e": 1})
+    )
     assert task_files.config_key(with_extra)["params"]["extra"] == [["e", 1]]
     assert task_files.config_id(with_extra) != task_files.config_id(config)
 
@@ -244,8 +251,9 @@ def _by_hand(name: str, config: Config, run: int) -> np.ndarray:
     """Drive make()'s agents with the run's noise table: (agents, grid) regret, no engine."""
     inst = make_instance(config, run)
     make = registry.lookup(name).make
-    agents = make(inst.topology, config.arms, config.horizon, config.params,
-                  inst.algorithm_rng(config.seed))  # fmt: skip
+    agents = make(
+        inst.topology, config.arms, config.horizon, config.params, inst.algorithm_rng(config.seed)
+    )
     grid = time_grid(config.horizon, config.grid_points)
     regret, recorded, t = np.zeros(config.agents), [], 0
     for noise in noise_chunks(
@@ -271,8 +279,9 @@ def _by_hand(name: str, config: Config, run: int) -> np.ndarray:
 @pytest.mark.parametrize("reward", ["bernoulli", "gaussian"])
 def test_fallback_equals_the_agents_driven_by_hand(plugins, name, make, reward):
     plugins(name, make)
-    config = Config(name, agents=3, arms=7, horizon=600, runs=2, seed=11, grid_points=30,
-                    reward=reward)  # fmt: skip
+    config = Config(
+        name, agents=3, arms=7, horizon=600, runs=2, seed=11, grid_points=30, reward=reward
+    )
     with pytest.warns(ReferenceEngineWarning):
         result = simulate(config, engine="fast")
     for i, run in enumerate(result.runs):
@@ -321,8 +330,29 @@ def test_cli_param_reaches_the_plugin(plugins, capsys):
 
     plugins("param-echo", make)
     with pytest.raises(SystemExit):
-        main(["run", "--algorithm", "param-echo", "-N", "2", "-K", "3", "-T", "5", "--runs", "1",
-              "--param", "epsilon=0.25", "--param", "mode=greedy", "--param", "n=3", "--param", "on=true"])  # fmt: skip
+        main(
+            [
+                "run",
+                "--algorithm",
+                "param-echo",
+                "-N",
+                "2",
+                "-K",
+                "3",
+                "-T",
+                "5",
+                "--runs",
+                "1",
+                "--param",
+                "epsilon=0.25",
+                "--param",
+                "mode=greedy",
+                "--param",
+                "n=3",
+                "--param",
+                "on=true",
+            ]
+        )
     assert seen == [{"epsilon": 0.25, "mode": "greedy", "n": 3, "on": True}]
     with pytest.raises(SystemExit) as exit_:
         main(["run", "--algorithm", "param-echo", "--param", "epsilon"])
@@ -355,11 +385,17 @@ def test_live_refuses_a_plugin(plugins, capsys):
 
 def test_sweep_runs_a_plugin_in_worker_processes(plugins, tmp_path, monkeypatch):
     plugins("random-play", make_random)
-    spec = parse_spec({
-        "name": "plug", "runs": 4, "runs_per_task": 1, "grid_points": 20,
-        "experiments": [{"algorithms": ["random-play", "lcc-ucb"], "agents": 3, "arms": 6,
-                         "horizon": 300}],
-    })  # fmt: skip
+    spec = parse_spec(
+        {
+            "name": "plug",
+            "runs": 4,
+            "runs_per_task": 1,
+            "grid_points": 20,
+            "experiments": [
+                {"algorithms": ["random-play", "lcc-ucb"], "agents": 3, "arms": 6, "horizon": 300}
+            ],
+        }
+    )
     with pytest.warns(ReferenceEngineWarning, match="random-play"):
         outcome = run_sweep(spec, tmp_path, jobs=2, progress=False)
     assert outcome.tasks_run == 8
@@ -376,8 +412,9 @@ def test_sweep_runs_a_plugin_in_worker_processes(plugins, tmp_path, monkeypatch)
     assert run_sweep(spec, tmp_path, jobs=1, progress=False).tasks_run == 0  # resumed: all kept
     # the plugin's code changed: its task files (only) are recomputed
     changed = {"algorithm": "random-play", "source": "x", "code": "0" * 16}
-    monkeypatch.setattr(task_files, "plugin_fingerprint",
-                        lambda name: changed if name == "random-play" else None)  # fmt: skip
+    monkeypatch.setattr(
+        task_files, "plugin_fingerprint", lambda name: changed if name == "random-play" else None
+    )
     again = run_sweep(spec, tmp_path, jobs=1, progress=False)
     assert (again.tasks_run, again.tasks_other_code) == (4, 4)
 

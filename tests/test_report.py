@@ -34,24 +34,42 @@ from mamab.stats import median_summary
 SPREAD = np.array([-0.2, -0.15, -0.1, -0.05, -0.01, 0.01, 0.05, 0.1, 0.15, 0.2])
 
 
-def result(algorithm: str, n: int, k: int, median: float, *, figure: str = "complete",
-           graph: str = "complete", horizon: int = 20_000, bits: float = 100.0,
-           runs: np.ndarray = SPREAD, late: bool = False, **params) -> ConfigResult:  # fmt: skip
+def result(
+    algorithm: str,
+    n: int,
+    k: int,
+    median: float,
+    *,
+    figure: str = "complete",
+    graph: str = "complete",
+    horizon: int = 20_000,
+    bits: float = 100.0,
+    runs: np.ndarray = SPREAD,
+    late: bool = False,
+    **params,
+) -> ConfigResult:
     """One configuration whose run r ends at regret median·(1 + runs[r]) per agent and sends
     ``bits`` bits per agent in every run, half of them by T/2 (``late``: all at T)."""
-    config = Config(algorithm, n, k, horizon, runs=len(runs), graph=graph,
-                    params=AlgorithmParams(**params))  # fmt: skip
+    config = Config(
+        algorithm, n, k, horizon, runs=len(runs), graph=graph, params=AlgorithmParams(**params)
+    )
     end = median * (1 + np.asarray(runs, dtype=float))
     counters = np.zeros((len(COUNTERS), len(runs), n))
     counters[COUNTERS.index("bits_sent")] = bits
     return ConfigResult(
-        experiment=figure, figure=figure, config_id=config_id(config), config=config.to_dict(),
-        grid=np.array([1, horizon // 2, horizon]), regret=np.outer(end, [0.0, 0.5, 1.0]),
-        bits=np.outer(np.full(len(runs), bits), [0.0, 0.0 if late else 0.5, 1.0]), final_regret=np.repeat(end[:, None], n, axis=1),
-        counters=counters, diameter=np.ones(len(runs), dtype=np.int64),
+        experiment=figure,
+        figure=figure,
+        config_id=config_id(config),
+        config=config.to_dict(),
+        grid=np.array([1, horizon // 2, horizon]),
+        regret=np.outer(end, [0.0, 0.5, 1.0]),
+        bits=np.outer(np.full(len(runs), bits), [0.0, 0.0 if late else 0.5, 1.0]),
+        final_regret=np.repeat(end[:, None], n, axis=1),
+        counters=counters,
+        diameter=np.ones(len(runs), dtype=np.int64),
         max_degree=np.full(len(runs), n - 1, dtype=np.int64),
         crash=np.full((len(runs), n), horizon + 1),
-    )  # fmt: skip
+    )
 
 
 def verdict(claims, start: str) -> str:
@@ -75,8 +93,11 @@ def test_overlapping_bands_are_inconclusive_not_a_failure():
 
 
 def test_bands_apart_decide_in_either_direction():
-    apart = [result("no-communication", 20, 100, 3000), result("demab", 20, 100, 6000),
-             result("lcc-ucb", 20, 100, 5000)]  # fmt: skip
+    apart = [
+        result("no-communication", 20, 100, 3000),
+        result("demab", 20, 100, 6000),
+        result("lcc-ucb", 20, 100, 5000),
+    ]
     claims = complete_claims(apart)
     assert verdict(claims, "DEMAB has higher") == HOLDS
     assert verdict(claims, "LCC-UCB has lower") == FAILS
@@ -84,8 +105,12 @@ def test_bands_apart_decide_in_either_direction():
 
 def test_one_contradicting_setting_fails_the_claim_one_overlap_leaves_it_open():
     def claim(second_demab: float) -> str:
-        results = [result("no-communication", 10, 100, 3000), result("demab", 10, 100, 6000),
-                   result("no-communication", 20, 100, 3000), result("demab", 20, 100, second_demab)]  # fmt: skip
+        results = [
+            result("no-communication", 10, 100, 3000),
+            result("demab", 10, 100, 6000),
+            result("no-communication", 20, 100, 3000),
+            result("demab", 20, 100, second_demab),
+        ]
         return verdict(complete_claims(results), "DEMAB has higher")
 
     assert claim(9000) == HOLDS
@@ -98,8 +123,12 @@ def test_ratio_and_similarity_claims_use_the_bands():
     ranges the bands allow: ratios whose ranges overlap are inconclusive."""
 
     def closer(full_small: float, full_large: float) -> str:
-        results = [result("lcc-ucb", 10, 100, 1000), result("full-communication", 10, 100, full_small),
-                   result("lcc-ucb", 20, 100, 1000), result("full-communication", 20, 100, full_large)]  # fmt: skip
+        results = [
+            result("lcc-ucb", 10, 100, 1000),
+            result("full-communication", 10, 100, full_small),
+            result("lcc-ucb", 20, 100, 1000),
+            result("full-communication", 20, 100, full_large),
+        ]
         return verdict(complete_claims(results), "LCC-UCB is closer")
 
     assert closer(900, 300) == HOLDS  # LCC/full 1.1 against 3.3
@@ -107,10 +136,26 @@ def test_ratio_and_similarity_claims_use_the_bands():
     assert closer(300, 900) == FAILS
 
     def similar(second: float) -> str:
-        results = [result("lcc-ucb-graph", 100, 250, 1000, graph="erdos-renyi", figure="sparse",
-                          runs=SPREAD / 10),
-                   result("lcc-ucb-graph", 150, 250, second, graph="erdos-renyi", figure="sparse",
-                          runs=SPREAD / 10)]  # fmt: skip
+        results = [
+            result(
+                "lcc-ucb-graph",
+                100,
+                250,
+                1000,
+                graph="erdos-renyi",
+                figure="sparse",
+                runs=SPREAD / 10,
+            ),
+            result(
+                "lcc-ucb-graph",
+                150,
+                250,
+                second,
+                graph="erdos-renyi",
+                figure="sparse",
+                runs=SPREAD / 10,
+            ),
+        ]
         return verdict(sparse_claims(results), "LCC-UCB-GRAPH's regret is similar")
 
     assert similar(1100) == HOLDS
@@ -119,8 +164,11 @@ def test_ratio_and_similarity_claims_use_the_bands():
 
 
 def test_report_matrix_has_three_marks_the_legend_and_the_runs():
-    results = [result("no-communication", 20, 100, 3022), result("demab", 20, 100, 2850),
-               result("lcc-ucb", 20, 100, 1000)]  # fmt: skip
+    results = [
+        result("no-communication", 20, 100, 3022),
+        result("demab", 20, 100, 2850),
+        result("lcc-ucb", 20, 100, 1000),
+    ]
     text = "\n".join(fidelity_section("complete", results))
     row = next(line for line in text.splitlines() if line.startswith("| DEMAB has higher"))
     assert row.split("|")[2].strip() == f"{MARKS[INCONCLUSIVE]} n=10"
@@ -141,9 +189,12 @@ def test_runs_left_out_show_in_the_verdict():
 
 
 def test_demab_fit_is_called_a_fit_and_the_claim_is_judged_without_it():
-    results = [result("no-communication", 10, 100, 3000), result("lcc-ucb", 10, 100, 1500),
-               result("demab", 10, 100, 2000),
-               result("demab", 10, 100, 30_000, demab_radius=16.0, demab_best_arm="own")]  # fmt: skip
+    results = [
+        result("no-communication", 10, 100, 3000),
+        result("lcc-ucb", 10, 100, 1500),
+        result("demab", 10, 100, 2000),
+        result("demab", 10, 100, 30_000, demab_radius=16.0, demab_best_arm="own"),
+    ]
     text = "\n".join(fidelity_section("complete", results))
     assert "closest to the paper's description" not in text
     claim_line = next(line for line in text.splitlines() if line.startswith("**DEMAB.**"))
@@ -164,10 +215,12 @@ def test_demab_fit_is_called_a_fit_and_the_claim_is_judged_without_it():
 
 def sparse(late: bool) -> list[ConfigResult]:
     kw = dict(graph="erdos-renyi", figure="sparse", horizon=10_000)
-    return [result("lcc-ucb-graph", 100, 250, 1000, **kw),
-            result("lcc-ucb-relay", 100, 250, 1500, bits=15_000, late=late, **kw),
-            result("lcc-ucb-relay", 100, 250, 1200, relay_k_prime="degree", **kw),
-            result("no-communication", 100, 250, 1600, bits=0.0, **kw)]  # fmt: skip
+    return [
+        result("lcc-ucb-graph", 100, 250, 1000, **kw),
+        result("lcc-ucb-relay", 100, 250, 1500, bits=15_000, late=late, **kw),
+        result("lcc-ucb-relay", 100, 250, 1200, relay_k_prime="degree", **kw),
+        result("no-communication", 100, 250, 1600, bits=0.0, **kw),
+    ]
 
 
 def test_a_relay_that_talked_only_at_t_is_called_no_communication():
@@ -188,8 +241,10 @@ def test_a_relay_that_talked_only_at_t_is_called_no_communication():
 
 
 def test_alpha_per_family_comes_from_the_configurations():
-    complete = [result("lcc-ucb", 10, 100, 1000), result("lcc-ucb", 10, 100, 800, alpha=1.0,
-                                                         figure="complete-alpha1")]  # fmt: skip
+    complete = [
+        result("lcc-ucb", 10, 100, 1000),
+        result("lcc-ucb", 10, 100, 800, alpha=1.0, figure="complete-alpha1"),
+    ]
     results = complete + sparse(late=False)
     assert alphas_by_family(results) == {"complete": [1.0, 2.0], "sparse": [2.0]}
     assert "in this family: alpha = 2 only." in "\n".join(
@@ -211,14 +266,20 @@ def test_report_cites_the_paper_by_title_venue_and_arxiv():
     notes = _paper_notes(spec, outcome, None)
     text = render(results, {}, __import__("pathlib").Path("."), "title", notes)
     assert "shared/paper" not in text
-    for part in ("Multi-Agent Multi-Armed Bandits with Limited Communication",
-                 "Journal of Machine Learning Research 23(212)", "arXiv:2102.08462"):  # fmt: skip
+    for part in (
+        "Multi-Agent Multi-Armed Bandits with Limited Communication",
+        "Journal of Machine Learning Research 23(212)",
+        "arXiv:2102.08462",
+    ):
         assert part in PAPER_CITATION and part in text
 
 
 @pytest.mark.parametrize("reading", [Reading(2.0, (16.0, "own"), None)])
 def test_claims_by_reading_keep_one_demab_per_reading(reading):
-    results = [result("no-communication", 10, 100, 3000), result("demab", 10, 100, 2000),
-               result("demab", 10, 100, 30_000, demab_radius=16.0, demab_best_arm="own")]  # fmt: skip
+    results = [
+        result("no-communication", 10, 100, 3000),
+        result("demab", 10, 100, 2000),
+        result("demab", 10, 100, 30_000, demab_radius=16.0, demab_best_arm="own"),
+    ]
     checked = dict(claims_by_reading("complete", results))
     assert verdict(checked[reading], "DEMAB has higher") == HOLDS

@@ -10,8 +10,12 @@ import pytest
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro")
-    proc = subprocess.run([sys.executable, "-m", "mamab", "reproduce", "--quick", "--out", str(out)],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "mamab", "reproduce", "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return out, proc.stdout
 
@@ -50,8 +54,22 @@ def test_summary_rows_and_rerun_is_byte_identical(quick, tmp_path):
     # 3 panels × (4 algorithms + relay's 2nd K' + 2 DEMAB readings); 6 frontier; 4 × 6 loss rates
     assert len(lines) == 1 + 30 + 21 + 6 + 24
     second = tmp_path / "again"
-    proc = subprocess.run([sys.executable, "-m", "mamab", "reproduce", "--quick", "--out", str(second), "--jobs", "1"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "reproduce",
+            "--quick",
+            "--out",
+            str(second),
+            "--jobs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (second / "summary.csv").read_bytes() == (out / "summary.csv").read_bytes()
 
@@ -96,10 +114,14 @@ def test_report_claims_recomputed_from_summary(quick):
     panels = sorted({(r["agents"], r["arms"]) for r in complete})
     # readings in the report's order: alpha 1 then 2, DEMAB c = 2 (shared) then 16 (own)
     readings = [(a, c) for a in (1.0, 2.0) for c in (2.0, 16.0)]
-    lcc = [_verdict([(row["lcc-ucb", a, *p], row["no-communication", a, *p]) for p in panels])
-           for a, _ in readings]  # fmt: skip
-    demab = [_verdict([(row["no-communication", a, *p], row["demab", c, *p]) for p in panels])
-             for a, c in readings]  # fmt: skip
+    lcc = [
+        _verdict([(row["lcc-ucb", a, *p], row["no-communication", a, *p]) for p in panels])
+        for a, _ in readings
+    ]
+    demab = [
+        _verdict([(row["no-communication", a, *p], row["demab", c, *p]) for p in panels])
+        for a, c in readings
+    ]
     report = (out / "report.md").read_text()
     assert (
         _claim_row(report, "complete graph", "LCC-UCB has lower regret than no communication")
@@ -136,6 +158,9 @@ def test_the_malicious_preset_draws_regret_against_the_number_of_liars(tmp_path)
 
 
 def test_an_unknown_preset_is_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mamab", "reproduce", "--preset", "nope",
-                           "--out", str(tmp_path)], capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "mamab", "reproduce", "--preset", "nope", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "nope" in proc.stderr and "Traceback" not in proc.stderr

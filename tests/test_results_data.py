@@ -17,8 +17,19 @@ nx = pytest.importorskip("networkx")
 
 @pytest.fixture(scope="module")
 def result() -> Result:
-    config = Config("lcc-ucb-graph", 5, 10, 300, runs=3, seed=4, graph="erdos-renyi",
-                    edge_prob=0.6, crash_rate=0.002, recover_after=40, grid_points=15)  # fmt: skip
+    config = Config(
+        "lcc-ucb-graph",
+        5,
+        10,
+        300,
+        runs=3,
+        seed=4,
+        graph="erdos-renyi",
+        edge_prob=0.6,
+        crash_rate=0.002,
+        recover_after=40,
+        grid_points=15,
+    )
     return simulate(config, trace=True)
 
 
@@ -140,8 +151,16 @@ def test_run_results_compare_exactly(result):
 
 
 def test_save_load_networkx_and_untraced(tmp_path):
-    config = Config("lcc-ucb-graph", 6, 12, 200, runs=2, graph=nx.cycle_graph(6),
-                    params=AlgorithmParams(alpha=1.5, sub_epochs=2), means=tuple(np.linspace(0, 1, 12)))  # fmt: skip
+    config = Config(
+        "lcc-ucb-graph",
+        6,
+        12,
+        200,
+        runs=2,
+        graph=nx.cycle_graph(6),
+        params=AlgorithmParams(alpha=1.5, sub_epochs=2),
+        means=tuple(np.linspace(0, 1, 12)),
+    )
     result = simulate(config)
     assert_same(result, Result.load(result.save(tmp_path / "nx.npz")))
 
@@ -191,16 +210,36 @@ def test_bad_networkx_graphs_are_one_line(graph, needle):
 
 
 def test_metadata_records_values_in_force(tmp_path, capsys):
-    main_args = ["run", "--algorithm", "lcc-ucb-graph", "-N", "6", "-K", "12", "-T", "300",
-                 "--runs", "2", "--graph", "ring", "--out", str(tmp_path)]  # fmt: skip
+    main_args = [
+        "run",
+        "--algorithm",
+        "lcc-ucb-graph",
+        "-N",
+        "6",
+        "-K",
+        "12",
+        "-T",
+        "300",
+        "--runs",
+        "2",
+        "--graph",
+        "ring",
+        "--out",
+        str(tmp_path),
+    ]
     with pytest.raises(SystemExit) as done:
         main(main_args)
     assert done.value.code == 0
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert meta["config"]["params"]["alpha"] is None  # what was asked: the default
     # what ran: alpha 2, K' = ceil(12/6) + K_G = 2 + 2, D = 3 sub-epochs on the 6-ring
-    assert meta["in_force"] == {"alpha": 2.0, "k_prime": [4, 4], "sub_epochs": [3, 3],
-                                "diameter": [3, 3], "max_degree": [2, 2]}  # fmt: skip
+    assert meta["in_force"] == {
+        "alpha": 2.0,
+        "k_prime": [4, 4],
+        "sub_epochs": [3, 3],
+        "diameter": [3, 3],
+        "max_degree": [2, 2],
+    }
 
 
 def test_in_force_reports_given_values():

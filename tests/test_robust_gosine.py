@@ -18,11 +18,27 @@ from mamab.errors import ConfigError
 #: commit 51f3801, before the kernel knew about liars: with nobody lying nothing may change.
 PARENT = [
     (Config("gosine", 4, 8, 3000, runs=2, seed=11), "393f7cec3fdca7ec", (224, 448, 193, 0)),
-    (Config("gosine", 6, 30, 5000, runs=2, seed=12, graph="ring", loss=0.2, delay=0.3),
-     "4924a8110b38fcea", (320, 784, 307, 64)),
-    (Config("gosine", 5, 10, 4000, runs=2, seed=13, graph="star", crash_rate=0.001,
-            recover_after=300), "4be528bd14ef46d1", (262, 640, 188, 10)),
-]  # fmt: skip
+    (
+        Config("gosine", 6, 30, 5000, runs=2, seed=12, graph="ring", loss=0.2, delay=0.3),
+        "4924a8110b38fcea",
+        (320, 784, 307, 64),
+    ),
+    (
+        Config(
+            "gosine",
+            5,
+            10,
+            4000,
+            runs=2,
+            seed=13,
+            graph="star",
+            crash_rate=0.001,
+            recover_after=300,
+        ),
+        "4be528bd14ef46d1",
+        (262, 640, 188, 10),
+    ),
+]
 
 
 def _digest(arms: np.ndarray) -> str:
@@ -33,8 +49,10 @@ def _digest(arms: np.ndarray) -> str:
 def test_no_liar_gosine_is_the_parent_commits_gosine(config, digest, counts):
     result = simulate(config, engine="fast", trace=True, jobs=1)
     assert _digest(result.arms) == digest
-    got = tuple(int(result.counts[k].sum()) for k in ("messages_sent", "bits_sent", "rounds",
-                                                      "messages_lost"))  # fmt: skip
+    got = tuple(
+        int(result.counts[k].sum())
+        for k in ("messages_sent", "bits_sent", "rounds", "messages_lost")
+    )
     assert got == counts
 
 
@@ -43,8 +61,9 @@ def test_no_liar_gosine_is_the_parent_commits_gosine(config, digest, counts):
 def test_truthful_liars_change_nothing(algorithm, engine):
     kw = dict(agents=6, arms=18, horizon=4000, runs=2, seed=5, graph="erdos-renyi", loss=0.1)
     honest = simulate(Config(algorithm, **kw), engine=engine, trace=True, jobs=1)
-    liars = simulate(Config(algorithm, malicious=3, attack="truthful", **kw), engine=engine,
-                     trace=True, jobs=1)  # fmt: skip
+    liars = simulate(
+        Config(algorithm, malicious=3, attack="truthful", **kw), engine=engine, trace=True, jobs=1
+    )
     assert liars.malicious.sum() == 6  # 3 per run
     assert np.array_equal(liars.arms, honest.arms)
     assert np.array_equal(liars.regret, honest.regret)
@@ -60,8 +79,9 @@ def test_a_liars_forged_reply_reaches_its_requester(engine):
     means = (*(0.9 - 0.04 * a for a in range(19)), 0.0)
     kw = dict(agents=2, arms=20, horizon=300, seed=2, means=means)
     honest = simulate(Config("gosine", **kw), engine=engine, trace=True)
-    lying = simulate(Config("gosine", malicious=(1,), attack="worst", **kw), engine=engine,
-                     trace=True)  # fmt: skip
+    lying = simulate(
+        Config("gosine", malicious=(1,), attack="worst", **kw), engine=engine, trace=True
+    )
     assert not (honest.arms[0, :, 0] == 19).any()
     first = int(np.argmax(lying.arms[0, :, 0] == 19))
     assert lying.arms[0, first, 0] == 19 and first < 20  # inserted at the first phase end
@@ -71,8 +91,20 @@ def test_a_liars_forged_reply_reaches_its_requester(engine):
 def test_engines_agree_with_liars_blocks_and_every_fault(attack):
     from test_engines_agree import assert_identical
 
-    kw = dict(agents=8, arms=24, horizon=3000, runs=2, seed=9, graph="erdos-renyi", loss=0.2,
-              delay=0.3, crash_rate=0.0005, recover_after=50, malicious=3, attack=attack)  # fmt: skip
+    kw = dict(
+        agents=8,
+        arms=24,
+        horizon=3000,
+        runs=2,
+        seed=9,
+        graph="erdos-renyi",
+        loss=0.2,
+        delay=0.3,
+        crash_rate=0.0005,
+        recover_after=50,
+        malicious=3,
+        attack=attack,
+    )
     assert_identical(Config("gosine-robust", **kw))
     robust = simulate(Config("gosine-robust", **kw), trace=True, jobs=1)
     plain = simulate(Config("gosine", **kw), trace=True, jobs=1)
@@ -82,8 +114,11 @@ def test_engines_agree_with_liars_blocks_and_every_fault(attack):
 def test_engines_agree_across_noise_chunks_with_liars():
     from test_engines_agree import assert_identical
 
-    assert_identical(Config("gosine-robust", agents=5, arms=40, horizon=12_000, seed=3,
-                            malicious=2, attack="random"))  # fmt: skip
+    assert_identical(
+        Config(
+            "gosine-robust", agents=5, arms=40, horizon=12_000, seed=3, malicious=2, attack="random"
+        )
+    )
 
 
 # -- gosine-robust's blocking, hand-fed ------------------------------------------------------

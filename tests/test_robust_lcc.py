@@ -86,8 +86,19 @@ def test_reset_forgets_offences():
 
 @pytest.mark.parametrize("graph", ["complete", "ring", "erdos-renyi"])
 def test_messages_and_bits_are_lcc_ucb_s(graph):
-    base = dict(agents=7, arms=28, horizon=20_000, runs=3, seed=4, graph=graph, malicious=2,
-                loss=0.1, delay=0.2, crash_rate=0.0002, recover_after=300)  # fmt: skip
+    base = dict(
+        agents=7,
+        arms=28,
+        horizon=20_000,
+        runs=3,
+        seed=4,
+        graph=graph,
+        malicious=2,
+        loss=0.1,
+        delay=0.2,
+        crash_rate=0.0002,
+        recover_after=300,
+    )
     plain = simulate(Config("lcc-ucb", **base), jobs=1)
     robust = simulate(Config("lcc-ucb-robust", **base), jobs=1)
     assert np.array_equal(plain.bits, robust.bits)
@@ -101,9 +112,17 @@ def test_messages_and_bits_are_lcc_ucb_s(graph):
 
 @pytest.mark.parametrize(
     "kind, n",
-    [("complete", 1), ("complete", 2), ("complete", 7), ("ring", 9), ("line", 5), ("star", 6),
-     ("grid", 12), ("erdos-renyi", 40)],
-)  # fmt: skip
+    [
+        ("complete", 1),
+        ("complete", 2),
+        ("complete", 7),
+        ("ring", 9),
+        ("line", 5),
+        ("star", 6),
+        ("grid", 12),
+        ("erdos-renyi", 40),
+    ],
+)
 def test_reverse_edges_pair_each_edge_with_its_opposite(kind, n):
     indptr, indices = topo.build(kind, n, rng=np.random.default_rng(n)).csr()
     reverse = reverse_edges(indptr, indices)

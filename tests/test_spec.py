@@ -39,8 +39,17 @@ def _same(a, b) -> None:
 
 def test_a_renamed_builtin_spec_runs_on_the_fast_engine_identically(my_lcc):
     assert my_lcc.source != "built-in" and my_lcc.fast is not None
-    settings = dict(agents=5, arms=20, horizon=3000, runs=3, seed=11, graph="ring", loss=0.1,
-                    delay=0.1, malicious=1)  # fmt: skip
+    settings = dict(
+        agents=5,
+        arms=20,
+        horizon=3000,
+        runs=3,
+        seed=11,
+        graph="ring",
+        loss=0.1,
+        delay=0.1,
+        malicious=1,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ReferenceEngineWarning, nothing else
         mine = simulate(Config("my-lcc", **settings), trace=True)
@@ -51,11 +60,17 @@ def test_a_renamed_builtin_spec_runs_on_the_fast_engine_identically(my_lcc):
 
 
 def test_a_renamed_builtin_spec_runs_in_a_sweep_and_the_cli(my_lcc, tmp_path, capsys):
-    spec = parse_spec({
-        "name": "mine", "runs": 4, "runs_per_task": 1, "grid_points": 20,
-        "experiments": [{"algorithms": ["my-lcc", "lcc-ucb"], "agents": 4, "arms": 12,
-                         "horizon": 2000}],
-    })  # fmt: skip
+    spec = parse_spec(
+        {
+            "name": "mine",
+            "runs": 4,
+            "runs_per_task": 1,
+            "grid_points": 20,
+            "experiments": [
+                {"algorithms": ["my-lcc", "lcc-ucb"], "agents": 4, "arms": 12, "horizon": 2000}
+            ],
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", mamab.ReferenceEngineWarning)
         outcome = run_sweep(spec, tmp_path / "sweep", jobs=2, progress=False)
@@ -78,8 +93,11 @@ def test_algorithm_spec_and_register_refuse_what_they_cannot_use():
         mamab.algorithm_spec("nope")
     with pytest.raises(ConfigError, match="already registered"):
         mamab.register(mamab.algorithm_spec("lcc-ucb"))
-    old = dataclasses.replace(mamab.algorithm_spec("lcc-ucb"), name="old-lcc",
-                              fast=mamab.FastEngine("x:y", api=mamab.KERNEL_API + 1))  # fmt: skip
+    old = dataclasses.replace(
+        mamab.algorithm_spec("lcc-ucb"),
+        name="old-lcc",
+        fast=mamab.FastEngine("x:y", api=mamab.KERNEL_API + 1),
+    )
     with pytest.raises(ConfigError, match="kernel API"):
         mamab.register(old)
     with pytest.raises(ConfigError, match="AlgorithmSpec"):
@@ -143,14 +161,29 @@ def test_plugin_parameters_with_defaults_and_checks():
     try:
         assert spec.parameter_names == ("epsilon",)
         mamab.make_agents("eps-plugin", mamab.topology.ring(3), 4, 10)
-        mamab.make_agents("eps-plugin", mamab.topology.ring(3), 4, 10,
-                          mamab.AlgorithmParams(extra={"epsilon": 0.5}))  # fmt: skip
+        mamab.make_agents(
+            "eps-plugin",
+            mamab.topology.ring(3),
+            4,
+            10,
+            mamab.AlgorithmParams(extra={"epsilon": 0.5}),
+        )
         assert seen == [0.1, 0.5]  # the default in force when omitted
         with pytest.raises(ConfigError, match=r"eps-plugin: parameter epsilon=2 refused \(in"):
-            Config("eps-plugin", agents=3, arms=4, horizon=10,
-                   params=mamab.AlgorithmParams(extra={"epsilon": 2}))  # fmt: skip
+            Config(
+                "eps-plugin",
+                agents=3,
+                arms=4,
+                horizon=10,
+                params=mamab.AlgorithmParams(extra={"epsilon": 2}),
+            )
         with pytest.raises(ConfigError, match="takes no parameter 'eta'"):
-            Config("eps-plugin", agents=3, arms=4, horizon=10,
-                   params=mamab.AlgorithmParams(extra={"eta": 2}))  # fmt: skip
+            Config(
+                "eps-plugin",
+                agents=3,
+                arms=4,
+                horizon=10,
+                params=mamab.AlgorithmParams(extra={"eta": 2}),
+            )
     finally:
         registry.unregister_algorithm("eps-plugin")

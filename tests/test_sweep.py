@@ -50,10 +50,12 @@ def spec_file(tmp_path: Path) -> Path:
 def test_spec_expands_the_grid(spec_file):
     spec = load_spec(spec_file)
     assert [(e, c.algorithm, c.agents) for e, c in spec.configs] == [
-        ("complete", "lcc-ucb", 2), ("complete", "lcc-ucb", 3),
-        ("complete", "no-communication", 2), ("complete", "no-communication", 3),
+        ("complete", "lcc-ucb", 2),
+        ("complete", "lcc-ucb", 3),
+        ("complete", "no-communication", 2),
+        ("complete", "no-communication", 3),
         ("ring", "lcc-ucb-graph", 5),
-    ]  # fmt: skip
+    ]
     tasks = tasks_of(spec)
     assert len(tasks) == 5 * 3
     assert [(t.config.first_run, t.config.runs) for t in tasks[:3]] == [(0, 2), (2, 2), (4, 2)]
@@ -62,10 +64,18 @@ def test_spec_expands_the_grid(spec_file):
 def test_presets_load():
     paper = load_preset("paper")
     figures = {e.name: e for e in paper.experiments}
-    assert {(c.agents, c.arms, c.horizon) for name, c in paper.configs if name not in ("frontier", "loss")} == {
-        (10, 100, 100_000), (20, 100, 100_000), (10, 200, 100_000),
-        (100, 250, 50_000), (150, 250, 50_000), (100, 500, 50_000),
-    }  # fmt: skip
+    assert {
+        (c.agents, c.arms, c.horizon)
+        for name, c in paper.configs
+        if name not in ("frontier", "loss")
+    } == {
+        (10, 100, 100_000),
+        (20, 100, 100_000),
+        (10, 200, 100_000),
+        (100, 250, 50_000),
+        (150, 250, 50_000),
+        (100, 500, 50_000),
+    }
     assert paper.runs == 30
     assert {c.graph for _, c in paper.configs if c.agents >= 100} == {"erdos-renyi"}
     assert {c.loss for c in figures["loss"].configs} == {0.0, 0.1, 0.3, 0.5, 0.7, 0.9}
@@ -141,8 +151,13 @@ def test_sweep_draws_its_figures_and_a_rerun_removes_stale_ones(spec_file, tmp_p
         main(["sweep", str(spec_file), "--out", str(out), "--jobs", "1"])
     assert done.value.code == 0
     drawn = {p.name for p in (out / "figures").iterdir()}
-    assert {"complete-regret.png", "complete-regret.svg", "complete-bits.png",
-            "extra-regret.png", "manifest.json"} <= drawn  # fmt: skip
+    assert {
+        "complete-regret.png",
+        "complete-regret.svg",
+        "complete-bits.png",
+        "extra-regret.png",
+        "manifest.json",
+    } <= drawn
     (out / "metadata.json").unlink()  # the same directory, the sweep without "extra"
     spec_file.write_text(SPEC)
     with pytest.raises(SystemExit) as done:
@@ -219,8 +234,13 @@ def test_plot_of_a_directory_without_results(tmp_path, capsys):
 def test_pareto_frontier():
     from mamab.plots import pareto
 
-    points = [("a", 0.0, 10.0, 0, 0), ("b", 5.0, 4.0, 0, 0), ("c", 6.0, 5.0, 0, 0), ("d", 100.0, 1.0, 0, 0),
-              ("e", 5.0, 4.0, 0, 0)]  # fmt: skip
+    points = [
+        ("a", 0.0, 10.0, 0, 0),
+        ("b", 5.0, 4.0, 0, 0),
+        ("c", 6.0, 5.0, 0, 0),
+        ("d", 100.0, 1.0, 0, 0),
+        ("e", 5.0, 4.0, 0, 0),
+    ]
     assert pareto(points) == {0, 1, 3, 4}  # by position: e ties b, c is dominated by b
 
 

@@ -84,8 +84,10 @@ def held_by_child(directory: Path):
     """Another process holding ``directory``'s lock until the block ends; yields its pid."""
     child = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(directory)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout.readline().strip() == "held"  # the lock is held: a state, no sleep
         yield child
@@ -111,8 +113,10 @@ def test_a_second_sweep_process_is_refused_naming_the_holder(tmp_path):
         before = snapshot(out)
         done = subprocess.run(
             [sys.executable, "-m", "mamab", "sweep", str(spec), "--out", str(out), "--jobs", "1"],
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 2, done.stderr
         err = done.stderr.strip()
         assert len(err.splitlines()) == 1 and "Traceback" not in err
@@ -159,8 +163,24 @@ def test_reproduce_and_the_python_api_are_refused_while_another_process_writes(t
             mamab.sweep(small(tmp_path), out=out, jobs=1, progress=False)
         with pytest.raises(ConfigError, match="in use"):
             reproduce(load_spec(small(tmp_path)), out, jobs=1)
-        err = one_line_exit_2(["run", "--algorithm", "lcc-ucb", "-N", "2", "-K", "3", "-T", "20", "--runs", "1",
-                               "--out", str(out)], capsys)  # fmt: skip
+        err = one_line_exit_2(
+            [
+                "run",
+                "--algorithm",
+                "lcc-ucb",
+                "-N",
+                "2",
+                "-K",
+                "3",
+                "-T",
+                "20",
+                "--runs",
+                "1",
+                "--out",
+                str(out),
+            ],
+            capsys,
+        )
         assert f"pid {child.pid}" in err
         assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
 
@@ -179,13 +199,16 @@ def test_a_lock_of_a_process_killed_with_sigkill_does_not_block(tmp_path):
     """A sweep killed by SIGKILL while its worker processes run: its lock dies with it (its
     forked workers never hold it), so the directory can be claimed at once."""
     spec = small(tmp_path)
-    spec.write_text(spec.read_text() + '\n[[experiments]]\nname = "big"\nalgorithms = '
-                    '"no-communication"\nagents = 40\narms = 4\nhorizon = 2000000\n')  # fmt: skip
+    spec.write_text(
+        spec.read_text() + '\n[[experiments]]\nname = "big"\nalgorithms = '
+        '"no-communication"\nagents = 40\narms = 4\nhorizon = 2000000\n'
+    )
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "mamab", "sweep", str(spec), "--out", str(out), "--jobs", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 300
         while time.time() < deadline and not list((out / "tasks").glob("*.npz")):
@@ -300,9 +323,12 @@ def test_one_configuration_twice_from_python_or_two_paths_of_one_file(tmp_path, 
         mamab.sweep({"experiments": [block]}, out=tmp_path / "o", jobs=1)
     assert not (tmp_path / "o").exists()
     other = {**block, "name": "other"}  # one configuration in two experiments stays allowed
-    outcome = mamab.sweep({"runs": 1, "experiments": [{**block, "graph": "g.txt"},
-                                                      {**other, "graph": "./g.txt"}]},
-                          out=tmp_path / "o", jobs=1, progress=False)  # fmt: skip
+    outcome = mamab.sweep(
+        {"runs": 1, "experiments": [{**block, "graph": "g.txt"}, {**other, "graph": "./g.txt"}]},
+        out=tmp_path / "o",
+        jobs=1,
+        progress=False,
+    )
     assert (outcome.tasks_run, len(outcome.summary)) == (1, 2)
 
 
@@ -474,8 +500,10 @@ def figures(out: Path) -> set[str]:
 
 def test_the_figures_directory_holds_exactly_the_current_figures(tmp_path, capsys):
     spec = small(tmp_path)
-    spec.write_text(spec.read_text() + '\n[[experiments]]\nname = "b"\nalgorithms = "lcc-ucb"\n'
-                    "agents = 3\narms = 4\nhorizon = 60\n")  # fmt: skip
+    spec.write_text(
+        spec.read_text() + '\n[[experiments]]\nname = "b"\nalgorithms = "lcc-ucb"\n'
+        "agents = 3\narms = 4\nhorizon = 60\n"
+    )
     out = tmp_path / "out"
     outcome = run_sweep(load_spec(spec), out, jobs=1, progress=False)
     draw_all(outcome.results, out, style=Style(formats=("png",)))
@@ -495,7 +523,10 @@ def test_the_figures_directory_holds_exactly_the_current_figures(tmp_path, capsy
     run_sweep(load_spec(spec), out, jobs=1, progress=False)
     main_ok(["plot", str(out)])
     assert figures(out) == {f"a-{k}.pdf" for k in ("regret", "bits", "frontier")} | {
-        "mine.png", "notes.txt", MANIFEST}  # fmt: skip
+        "mine.png",
+        "notes.txt",
+        MANIFEST,
+    }
     assert (out / "figures" / "mine.png").read_bytes() == b"the user's figure"
 
 

@@ -495,7 +495,13 @@ def test_keys_cli_writes_a_roster_and_private_secrets(tmp_path, capsys):
     assert "roster.toml" in stdout
     roster = load_roster(out / "roster.toml")
     assert [n.address for n in roster.nodes] == [f"tcp://127.0.0.1:{7100 + i}" for i in range(4)]
-    assert sorted(p.name for p in out.iterdir()) == ["agent-0.secret", "agent-1.secret", "agent-2.secret", "agent-3.secret", "roster.toml"]  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == [
+        "agent-0.secret",
+        "agent-1.secret",
+        "agent-2.secret",
+        "agent-3.secret",
+        "roster.toml",
+    ]
     for node in roster.nodes:
         path = out / f"agent-{node.id}.secret"
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -558,8 +564,20 @@ def test_keys_cli_refuses_one_port_under_two_host_names(tmp_path, capsys):
         write_fleet(["tcp://localhost:47100", "tcp://127.0.0.1:47100"], tmp_path / "fleet")
     assert not (tmp_path / "fleet").exists()
     write_fleet(["tcp://localhost:47100", "tcp://127.0.0.1:47101"], tmp_path / "ok")  # distinct
-    code, _, err = invoke(["keys", "--agents", "2", "--port-base", "47100", "--host",
-                           "localhost", "--out", str(tmp_path / "cli")], capsys)  # fmt: skip
+    code, _, err = invoke(
+        [
+            "keys",
+            "--agents",
+            "2",
+            "--port-base",
+            "47100",
+            "--host",
+            "localhost",
+            "--out",
+            str(tmp_path / "cli"),
+        ],
+        capsys,
+    )
     assert code == 0, err
 
 

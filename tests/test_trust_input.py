@@ -66,9 +66,15 @@ def test_no_survivor_writes_null_not_nan(tmp_path, capsys):
     assert all(r["final_regret_mean_survivors"] is None for r in summary["per_run"])
 
 
-@given(st.recursive(st.floats() | st.integers() | st.text(max_size=3) | st.none(),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                    max_leaves=8))  # fmt: skip
+@given(
+    st.recursive(
+        st.floats() | st.integers() | st.text(max_size=3) | st.none(),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+)
 def test_strict_json_is_rfc8259_and_keeps_finite_values(data):
     loaded = strict_load(strict_json(data))
 
@@ -86,15 +92,33 @@ def test_strict_json_is_rfc8259_and_keeps_finite_values(data):
 
 @pytest.mark.parametrize(
     "flag, value",
-    [("--alpha", "inf"), ("--alpha", "nan"), ("--alpha", "-inf"), ("--sigma", "inf"),
-     ("--sigma", "nan"), ("--sigma", "1e308"), ("--edge-prob", "nan"), ("--edge-prob", "inf"),
-     ("--loss", "nan"), ("--loss", "inf"), ("--delay", "nan"), ("--crash-rate", "inf"),
-     ("--recover-after", "1e20"), ("--recover-after", str(10**20)), ("-T", "1e20"),
-     ("-T", str(10**20)), ("--seed", str(2**64)), ("--runs", str(2**70)),
-     ("--grid-points", str(2**63)), ("-N", str(2**63))],
-)  # fmt: skip
+    [
+        ("--alpha", "inf"),
+        ("--alpha", "nan"),
+        ("--alpha", "-inf"),
+        ("--sigma", "inf"),
+        ("--sigma", "nan"),
+        ("--sigma", "1e308"),
+        ("--edge-prob", "nan"),
+        ("--edge-prob", "inf"),
+        ("--loss", "nan"),
+        ("--loss", "inf"),
+        ("--delay", "nan"),
+        ("--crash-rate", "inf"),
+        ("--recover-after", "1e20"),
+        ("--recover-after", str(10**20)),
+        ("-T", "1e20"),
+        ("-T", str(10**20)),
+        ("--seed", str(2**64)),
+        ("--runs", str(2**70)),
+        ("--grid-points", str(2**63)),
+        ("-N", str(2**63)),
+    ],
+)
 def test_non_finite_or_unbounded_parameters_are_one_line_errors(flag, value, tmp_path, capsys):
-    code, _, err = invoke([*SMALL, "--reward", "gaussian", flag, value, "--out", str(tmp_path / "o")], capsys)  # fmt: skip
+    code, _, err = invoke(
+        [*SMALL, "--reward", "gaussian", flag, value, "--out", str(tmp_path / "o")], capsys
+    )
     assert one_line_error(code, err), err
     assert not (tmp_path / "o").exists()
 
@@ -135,16 +159,26 @@ SIGMAS = st.one_of(
     crash_rate=st.one_of(st.just(0.0), st.floats(0, 0.2), ANY_FLOAT),
     recover_after=st.one_of(st.integers(0, 40), st.integers(-1, 2**64)),
 )
-def test_engines_accept_and_refuse_the_same_configs(algorithm, sigma, alpha, mean, seed,
-                                                    crash_rate, recover_after):  # fmt: skip
+def test_engines_accept_and_refuse_the_same_configs(
+    algorithm, sigma, alpha, mean, seed, crash_rate, recover_after
+):
     """Whatever the numbers, both engines refuse (one ConfigError) or give identical results."""
     outcome = []
     for engine in ("fast", "reference"):
         try:
-            config = Config(algorithm, agents=2, arms=3, horizon=30, seed=seed, reward="gaussian",
-                            sigma=sigma, means=(mean, 0.5, 0.25), crash_rate=crash_rate,
-                            recover_after=recover_after,
-                            params=AlgorithmParams(alpha=alpha))  # fmt: skip
+            config = Config(
+                algorithm,
+                agents=2,
+                arms=3,
+                horizon=30,
+                seed=seed,
+                reward="gaussian",
+                sigma=sigma,
+                means=(mean, 0.5, 0.25),
+                crash_rate=crash_rate,
+                recover_after=recover_after,
+                params=AlgorithmParams(alpha=alpha),
+            )
             outcome.append(simulate(config, engine=engine, trace=True))
         except ConfigError as err:
             assert "\n" not in str(err)
@@ -162,11 +196,14 @@ def test_engines_accept_and_refuse_the_same_configs(algorithm, sigma, alpha, mea
 
 @pytest.mark.parametrize(
     "extra, word",
-    [(["-N", "1000000000", "-K", "1000000000"], "memory"),
-     (["--algorithm", "no-communication", "-K", "1000000000"], "memory"),
-     (["--runs", "1000000000"], "memory"), (["-T", "1000000000000000"], "limit"),
-     (["--algorithm", "full-communication", "-N", "20000"], "memory")],
-)  # fmt: skip
+    [
+        (["-N", "1000000000", "-K", "1000000000"], "memory"),
+        (["--algorithm", "no-communication", "-K", "1000000000"], "memory"),
+        (["--runs", "1000000000"], "memory"),
+        (["-T", "1000000000000000"], "limit"),
+        (["--algorithm", "full-communication", "-N", "20000"], "memory"),
+    ],
+)
 def test_absurd_sizes_are_refused_before_any_work(extra, word, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cli, "simulate", lambda *a, **k: pytest.fail("simulated anyway"))
     started = time.perf_counter()
@@ -189,13 +226,15 @@ def test_simulate_refuses_what_does_not_fit_the_memory_it_is_given(monkeypatch):
 
 @pytest.mark.parametrize(
     "kw",
-    [dict(algorithm="lcc-ucb", agents=1000, arms=1000, horizon=300),
-     dict(algorithm="lcc-ucb-relay", agents=300, arms=300, horizon=300),
-     dict(algorithm="lcc-ucb-robust", agents=2000, arms=2000, horizon=5000, graph="ring"),
-     dict(algorithm="no-communication", agents=200, arms=2000, horizon=300),
-     dict(algorithm="full-communication", agents=500, arms=50, horizon=50),
-     dict(algorithm="gosine", agents=50, arms=100, horizon=20000, grid_points=10000)],
-)  # fmt: skip
+    [
+        dict(algorithm="lcc-ucb", agents=1000, arms=1000, horizon=300),
+        dict(algorithm="lcc-ucb-relay", agents=300, arms=300, horizon=300),
+        dict(algorithm="lcc-ucb-robust", agents=2000, arms=2000, horizon=5000, graph="ring"),
+        dict(algorithm="no-communication", agents=200, arms=2000, horizon=300),
+        dict(algorithm="full-communication", agents=500, arms=50, horizon=50),
+        dict(algorithm="gosine", agents=50, arms=100, horizon=20000, grid_points=10000),
+    ],
+)
 def test_memory_estimate_is_within_a_factor_of_the_measured_peak(kw):
     """The model may be generous, but must not miss: estimate >= half the traced peak, and not
     absurdly above it (at most 6x)."""
@@ -231,7 +270,11 @@ def test_no_communication_builds_no_graph_for_20000_agents():
 def test_unbuilt_named_graphs_report_what_the_built_ones_do(kind, n):
     built, described = topo.build(kind, n), topo.build(kind, n, edges=False)
     assert (described.name, described.n_agents, described.diameter, described.max_degree) == (
-        built.name, built.n_agents, built.diameter, built.max_degree)  # fmt: skip
+        built.name,
+        built.n_agents,
+        built.diameter,
+        built.max_degree,
+    )
 
 
 @pytest.mark.parametrize(
@@ -419,12 +462,26 @@ def test_jobs_are_capped_at_the_cores_available(capsys):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_no_worker_survives_sigkill_of_the_parent(tmp_path):
     spec = tmp_path / "s.toml"
-    spec.write_text('name = "k"\nruns = 8\nruns_per_task = 1\n[[experiments]]\n'
-                    'algorithms = "coop-ucb2"\nagents = 20\narms = 100\nhorizon = 200000\n')  # fmt: skip
+    spec.write_text(
+        'name = "k"\nruns = 8\nruns_per_task = 1\n[[experiments]]\n'
+        'algorithms = "coop-ucb2"\nagents = 20\narms = 100\nhorizon = 200000\n'
+    )
     parent = subprocess.Popen(
-        [sys.executable, "-m", "mamab", "sweep", str(spec), "--out", str(tmp_path / "o"), "--jobs", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mamab",
+            "sweep",
+            str(spec),
+            "--out",
+            str(tmp_path / "o"),
+            "--jobs",
+            "2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ},
+    )
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 60

@@ -200,8 +200,16 @@ def test_task_files_and_metadata_record_provenance(tmp_path):
 
 def test_code_fingerprint_covers_the_numbers_not_the_presentation():
     names = {p.relative_to(p.parents[1]).as_posix() for p in provenance.counted_sources()}
-    for needed in ("lcc/kernel.py", "lcc/agent.py", "mamab/problem.py", "mamab/topology.py",
-                   "mamab/faults.py", "mamab/seeding.py", "mamab/simulate.py", "experiments/tasks.py"):  # fmt: skip
+    for needed in (
+        "lcc/kernel.py",
+        "lcc/agent.py",
+        "mamab/problem.py",
+        "mamab/topology.py",
+        "mamab/faults.py",
+        "mamab/seeding.py",
+        "mamab/simulate.py",
+        "experiments/tasks.py",
+    ):
         assert needed in names
     for presentation in ("mamab/cli.py", "mamab/plots.py", "experiments/report.py"):
         assert presentation not in names
@@ -249,21 +257,30 @@ def test_every_varying_axis_is_a_column(tmp_path, capsys):
     summary = rows(out)
     assert len(summary) == 4
     assert {(r["edge_prob"], r["loss"]) for r in summary} == {
-        ("0.5", "0"), ("0.5", "0.5"), ("1", "0"), ("1", "0.5"),
-    }  # fmt: skip
+        ("0.5", "0"),
+        ("0.5", "0.5"),
+        ("1", "0"),
+        ("1", "0.5"),
+    }
     assert len({r["config_id"] for r in summary}) == 4
     for name in ("curves.parquet", "finals.parquet"):
         table = pq.read_table(out / name)
         assert set(CONFIG_COLUMNS) <= set(table.column_names)
         pairs = {
             (c, e, q)
-            for c, e, q in zip(*(table.column(k).to_pylist() for k in ("config_id", "edge_prob", "loss")), strict=True)
-        }  # fmt: skip
+            for c, e, q in zip(
+                *(table.column(k).to_pylist() for k in ("config_id", "edge_prob", "loss")),
+                strict=True,
+            )
+        }
         assert len(pairs) == 4 and len({c for c, _, _ in pairs}) == 4
     back = read_curves(out)
     assert sorted((r.config["edge_prob"], r.config["loss"]) for r in back) == [
-        (0.5, 0.0), (0.5, 0.5), (1.0, 0.0), (1.0, 0.5),
-    ]  # fmt: skip
+        (0.5, 0.0),
+        (0.5, 0.5),
+        (1.0, 0.0),
+        (1.0, 0.5),
+    ]
     with pytest.raises(SystemExit) as done:
         main(["frontier", str(out)])
     text = capsys.readouterr().out
@@ -288,12 +305,19 @@ def synthetic(algorithm: str, alpha: float | None, regret: float, bits: float) -
     counters = np.zeros((len(COUNTERS), runs, agents))
     counters[COUNTERS.index("bits_sent")] = bits
     return ConfigResult(
-        experiment="e", figure="f", config_id=config_id(config), config=config.to_dict(),
-        grid=np.array([1, 100]), regret=np.full((runs, 2), regret), bits=np.full((runs, 2), bits),
-        final_regret=np.full((runs, agents), regret), counters=counters,
-        diameter=np.ones(runs, dtype=np.int64), max_degree=np.ones(runs, dtype=np.int64),
+        experiment="e",
+        figure="f",
+        config_id=config_id(config),
+        config=config.to_dict(),
+        grid=np.array([1, 100]),
+        regret=np.full((runs, 2), regret),
+        bits=np.full((runs, 2), bits),
+        final_regret=np.full((runs, agents), regret),
+        counters=counters,
+        diameter=np.ones(runs, dtype=np.int64),
+        max_degree=np.ones(runs, dtype=np.int64),
         crash=np.full((runs, agents), 101),
-    )  # fmt: skip
+    )
 
 
 def test_a_dominated_configuration_is_never_on_the_frontier(tmp_path, capsys):
@@ -316,8 +340,10 @@ def test_a_dominated_configuration_is_never_on_the_frontier(tmp_path, capsys):
         if line.strip().startswith(label)
     }
     assert marks == {
-        "lcc-ucb (alpha=1)": True, "lcc-ucb (alpha=4)": False, "no-communication": True,
-    }  # fmt: skip
+        "lcc-ucb (alpha=1)": True,
+        "lcc-ucb (alpha=4)": False,
+        "no-communication": True,
+    }
     (line,) = frontier_lines(read_curves(out))
     assert "lcc-ucb (alpha=1)" in line and "alpha=4" not in line
 
@@ -360,8 +386,11 @@ def test_escaping_name_creates_nothing(tmp_path, monkeypatch, capsys):
     work = tmp_path / "deep" / "er"
     work.mkdir(parents=True)
     monkeypatch.chdir(work)
-    spec = write_spec(work, 'name = "../../escape"\n[[experiments]]\nalgorithms = "lcc-ucb"\n'
-                            "agents = 2\narms = 4\nhorizon = 20\n")  # fmt: skip
+    spec = write_spec(
+        work,
+        'name = "../../escape"\n[[experiments]]\nalgorithms = "lcc-ucb"\n'
+        "agents = 2\narms = 4\nhorizon = 20\n",
+    )
     err = one_line_exit_2(["sweep", str(spec)], capsys)
     assert "name" in err
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["deep", "er", "spec.toml"]

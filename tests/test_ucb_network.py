@@ -62,19 +62,34 @@ def test_greedy_is_within_the_logarithmic_factor_of_the_smallest(n, p, seed):
 
 @pytest.mark.parametrize(
     ("graph", "expected"),
-    [(topo.complete(1), (0,)), (topo.complete(7), (0,)), (topo.star(9), (0,)),
-     (topo.ring(5), (0, 2)), (topo.ring(6), (0, 3)), (topo.ring(7), (0, 3, 4)),
-     (topo.line(4), (1, 2)), (topo.Topology.from_networkx(nx.empty_graph(3)), (0, 1, 2))],
+    [
+        (topo.complete(1), (0,)),
+        (topo.complete(7), (0,)),
+        (topo.star(9), (0,)),
+        (topo.ring(5), (0, 2)),
+        (topo.ring(6), (0, 3)),
+        (topo.ring(7), (0, 3, 4)),
+        (topo.line(4), (1, 2)),
+        (topo.Topology.from_networkx(nx.empty_graph(3)), (0, 1, 2)),
+    ],
     ids=["K1", "K7", "star9", "ring5", "ring6", "ring7", "line4", "isolated3"],
-)  # fmt: skip
+)
 def test_known_dominating_sets(graph, expected):
     # ring(7): 0 covers {6, 0, 1}; 3 and 4 tie at {2, 3, 4} / {3, 4, 5}: 3; then 4 covers 5.
     assert dominating_set(graph.neighbours) == expected
 
 
 def test_followers_play_their_leaders_previous_arm():
-    config = Config("ucb-network", agents=9, arms=12, horizon=600, graph="erdos-renyi",
-                    edge_prob=0.3, seed=4, runs=2)  # fmt: skip
+    config = Config(
+        "ucb-network",
+        agents=9,
+        arms=12,
+        horizon=600,
+        graph="erdos-renyi",
+        edge_prob=0.3,
+        seed=4,
+        runs=2,
+    )
     result = simulate(config, trace=True)
     for run in range(config.runs):
         roles = leader_of(make_instance(config, run).topology.neighbours)
@@ -124,15 +139,22 @@ def test_on_a_star_following_the_hub_beats_not_communicating():
     # Fixed seeds; the hub sees every sample, so the group regret should fall well below that of
     # ten agents learning alone. Measured (seed 0, 10 runs): 0.27 of it; asserted: < 0.5.
     def group_regret(algorithm: str) -> float:
-        config = Config(algorithm, agents=10, arms=20, horizon=5000, graph="star", runs=10,
-                        seed=0)  # fmt: skip
+        config = Config(algorithm, agents=10, arms=20, horizon=5000, graph="star", runs=10, seed=0)
         return float(simulate(config).final_regret.sum(axis=1).mean())
 
     assert group_regret("ucb-network") < 0.5 * group_regret("no-communication")
 
 
-@pytest.mark.parametrize("fault", [dict(loss=0.1), dict(delay=0.1), dict(crash_rate=0.01),
-                                   dict(crash_at=(0, 5, 0)), dict(recover_after=3)])  # fmt: skip
+@pytest.mark.parametrize(
+    "fault",
+    [
+        dict(loss=0.1),
+        dict(delay=0.1),
+        dict(crash_rate=0.01),
+        dict(crash_at=(0, 5, 0)),
+        dict(recover_after=3),
+    ],
+)
 def test_faults_are_refused_in_one_line(fault):
     with pytest.raises(ConfigError) as error:
         Config("ucb-network", agents=3, arms=4, horizon=10, **fault)

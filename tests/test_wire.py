@@ -81,8 +81,15 @@ def frames_of(batch: list[Message], round_: int) -> list[Frame]:
     return [Frame(s, r, ms[0].stamp, round_, tuple(ms)) for (s, r), ms in grouped.items()]
 
 
-def drive(algorithm: str, graph: topo.Topology, n_arms: int, horizon: int, seed: int,
-          params: AlgorithmParams | None = None, means: list[float] | None = None) -> Counter:  # fmt: skip
+def drive(
+    algorithm: str,
+    graph: topo.Topology,
+    n_arms: int,
+    horizon: int,
+    seed: int,
+    params: AlgorithmParams | None = None,
+    means: list[float] | None = None,
+) -> Counter:
     """Run two copies of a fleet in lockstep, like the reference engine's host loop: copy A gets
     the agents' own messages, copy B only what decode(encode(frame)) gives back. Checks every
     frame round-trips exactly, payload bits equal counted bits, and both copies stay in the same
@@ -184,8 +191,11 @@ REAL = [  # algorithm, graph, K, T, kinds that must be seen (ALL: every kind of 
 ]
 
 
-@pytest.mark.parametrize(("algorithm", "graph", "n_arms", "horizon", "expected"), REAL,
-                         ids=[f"{r[0]}-{r[1].name}{r[1].n_agents}-K{r[2]}" for r in REAL])  # fmt: skip
+@pytest.mark.parametrize(
+    ("algorithm", "graph", "n_arms", "horizon", "expected"),
+    REAL,
+    ids=[f"{r[0]}-{r[1].name}{r[1].n_agents}-K{r[2]}" for r in REAL],
+)
 def test_real_messages_round_trip(algorithm, graph, n_arms, horizon, expected):
     seen = drive(algorithm, graph, n_arms, horizon, seed=7)
     codes = {code for code, _ in seen}
@@ -201,8 +211,9 @@ def test_demab_every_kind_round_trips(n_agents, n_arms, horizon):
     """Reports, counts, lists, announcements, send requests and (re)assignments, an empty
     assignment (3 arms left for 4 agents) included, all from real DEMAB agents and server."""
     graph = topo.complete(n_agents)
-    seen = drive("demab", graph, n_arms, horizon, seed=3,
-                 means=demab_means(graph, n_arms, horizon, seed=3))  # fmt: skip
+    seen = drive(
+        "demab", graph, n_arms, horizon, seed=3, means=demab_means(graph, n_arms, horizon, seed=3)
+    )
     assert {code for code, _ in seen} == {kind.code for kind in KINDS["demab"]}
     if n_agents > 3:
         assert seen[5, "empty"] >= 1  # ("assign", ()) costs 1 bit
@@ -226,13 +237,19 @@ def test_worked_example_lcc_ucb_recommendation_at_k100():
     message = Message(sender=2, receiver=0, payload=37, bits=7, stamp=1290)
     data = encode_message(message, spec, round=0)
     expected = (
-        b"MB" + bytes([1, 1])
-        + (100).to_bytes(4, "big") + (4).to_bytes(4, "big")
-        + (2).to_bytes(4, "big") + (0).to_bytes(4, "big")
-        + (1290).to_bytes(8, "big") + (0).to_bytes(4, "big") + (1).to_bytes(2, "big")
-        + bytes([0]) + (0).to_bytes(4, "big")
+        b"MB"
+        + bytes([1, 1])
+        + (100).to_bytes(4, "big")
+        + (4).to_bytes(4, "big")
+        + (2).to_bytes(4, "big")
+        + (0).to_bytes(4, "big")
+        + (1290).to_bytes(8, "big")
+        + (0).to_bytes(4, "big")
+        + (1).to_bytes(2, "big")
+        + bytes([0])
+        + (0).to_bytes(4, "big")
         + bytes([37 << 1])  # 0100101 then one padding bit
-    )  # fmt: skip
+    )
     assert data == expected
     assert len(data) == FRAME_HEADER_BYTES + MESSAGE_HEADER_BYTES + 1 == 40
     assert payload_bits(message, spec) == 7 and message_bytes(message, spec) == 6
@@ -432,8 +449,9 @@ ENCODE_REFUSED = [  # (spec, frame, words)
 ]
 
 
-@pytest.mark.parametrize(("spec", "frame", "words"), ENCODE_REFUSED,
-                         ids=[r[2] for r in ENCODE_REFUSED])  # fmt: skip
+@pytest.mark.parametrize(
+    ("spec", "frame", "words"), ENCODE_REFUSED, ids=[r[2] for r in ENCODE_REFUSED]
+)
 def test_encoder_refuses_messages_that_do_not_belong(spec, frame, words):
     with pytest.raises(ValueError, match=words):
         encode_frame(frame, spec)
@@ -498,8 +516,9 @@ def payloads(draw, form: str, spec: WireSpec, max_list: int):
 
 
 @st.composite
-def frames(draw, max_arms: int = 70, max_agents: int = 9, max_messages: int = 3,
-           max_list: int = 12) -> tuple[WireSpec, Frame]:  # fmt: skip
+def frames(
+    draw, max_arms: int = 70, max_agents: int = 9, max_messages: int = 3, max_list: int = 12
+) -> tuple[WireSpec, Frame]:
     """A spec and a valid frame of random messages of its algorithm (any kind, any size)."""
     algorithm = draw(st.sampled_from(ALGORITHMS))
     n = draw(st.integers(1 if algorithm == "demab" else 2, max_agents))

@@ -73,9 +73,12 @@ DEBUG = False
 
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="mamab")
-@click.option("--debug", is_flag=True,
-              help="On an error (a plugin's failure, a refused input), print the traceback "
-                   "before the one-line message.")  # fmt: skip
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="On an error (a plugin's failure, a refused input), print the traceback "
+    "before the one-line message.",
+)
 def cli(debug: bool) -> None:
     """Cooperative multi-agent bandits under limited communication."""
     global DEBUG
@@ -83,8 +86,9 @@ def cli(debug: bool) -> None:
 
 
 #: ``--yes``: run work estimated at more than a day (mamab.resources.CONFIRM_SECONDS).
-YES = click.option("--yes", is_flag=True,
-                   help="Run work estimated at more than 24 hours (refused without it).")  # fmt: skip
+YES = click.option(
+    "--yes", is_flag=True, help="Run work estimated at more than 24 hours (refused without it)."
+)
 
 
 @cli.command()
@@ -114,14 +118,34 @@ YES = click.option("--yes", is_flag=True,
 @click.option(
     "--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records."
 )
-@click.option("--loss", type=float, default=0.0, show_default=True,
-              help="Probability that each message is lost, independently.")  # fmt: skip
-@click.option("--delay", type=float, default=0.0, show_default=True,
-              help="Probability that a message (not lost) arrives one exchange late.")  # fmt: skip
-@click.option("--crash-rate", type=float, default=0.0, show_default=True,
-              help="Probability per agent and step of crashing (stops playing and talking).")  # fmt: skip
-@click.option("--recover-after", type=int, default=0, show_default=True,
-              help="Steps a crashed agent stays down before restarting with fresh state (0: never).")  # fmt: skip
+@click.option(
+    "--loss",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Probability that each message is lost, independently.",
+)
+@click.option(
+    "--delay",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Probability that a message (not lost) arrives one exchange late.",
+)
+@click.option(
+    "--crash-rate",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Probability per agent and step of crashing (stops playing and talking).",
+)
+@click.option(
+    "--recover-after",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Steps a crashed agent stays down before restarting with fresh state (0: never).",
+)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 @YES
 def run(
@@ -151,10 +175,26 @@ def run(
 ) -> None:
     """Simulate one algorithm and print median final regret and bits per agent."""
     config = problem_config(
-        algorithm, agents, arms, horizon, seed, graph, edge_prob, reward, sigma, alpha,
-        malicious, attack, extra=[parse_param(p) for p in plugin_params], runs=runs, loss=loss, delay=delay,
-        crash_rate=crash_rate, recover_after=recover_after, grid_points=grid_points,
-    )  # fmt: skip
+        algorithm,
+        agents,
+        arms,
+        horizon,
+        seed,
+        graph,
+        edge_prob,
+        reward,
+        sigma,
+        alpha,
+        malicious,
+        attack,
+        extra=[parse_param(p) for p in plugin_params],
+        runs=runs,
+        loss=loss,
+        delay=delay,
+        crash_rate=crash_rate,
+        recover_after=recover_after,
+        grid_points=grid_points,
+    )
     if out is not None:
         from mamab.outdir import check_ours
         from mamab.storage import check_out_dir
@@ -171,29 +211,40 @@ def run(
     stats = result.statistics()  # agents that crashed are reported apart, in summary.json
     bits = stats["bits_sent_per_agent_median"]
     used, total = stats["final_regret_runs"], stats["runs"]
-    click.echo(f"{'algorithm':<20} {'median final regret/agent':>26} {'band':>20} {'coverage':>13} "
-               f"{'runs':>7} {'median bits/agent':>18}")  # fmt: skip
+    click.echo(
+        f"{'algorithm':<20} {'median final regret/agent':>26} {'band':>20} {'coverage':>13} "
+        f"{'runs':>7} {'median bits/agent':>18}"
+    )
     if not used:
-        click.echo(f"{algorithm:<20} {'n/a (no honest agent survived)':>26} {'':>20} {'':>13} "
-                   f"{f'0/{total}':>7} {bits:>18.0f}")  # fmt: skip
+        click.echo(
+            f"{algorithm:<20} {'n/a (no honest agent survived)':>26} {'':>20} {'':>13} "
+            f"{f'0/{total}':>7} {bits:>18.0f}"
+        )
     else:
         lo, hi = stats["final_regret_band"]
         coverage = percent_text(stats["final_regret_band_coverage"])
-        click.echo(f"{algorithm:<20} {stats['final_regret_median']:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>20} "
-                   f"{coverage:>13} {f'{used}/{total}':>7} {bits:>18.0f}")  # fmt: skip
+        click.echo(
+            f"{algorithm:<20} {stats['final_regret_median']:>26.1f} {f'[{lo:.1f}, {hi:.1f}]':>20} "
+            f"{coverage:>13} {f'{used}/{total}':>7} {bits:>18.0f}"
+        )
     if used < total:
         left = stats["runs_left_out"]
         which = f"run{'s' if len(left) > 1 else ''} {', '.join(map(str, left))}"
-        click.echo(f"mamab: warning: {total - used} of {total} runs ({which}) kept no honest agent "
-                   f"alive to T; the regret median and band use the other {used}", err=True)  # fmt: skip
+        click.echo(
+            f"mamab: warning: {total - used} of {total} runs ({which}) kept no honest agent "
+            f"alive to T; the regret median and band use the other {used}",
+            err=True,
+        )
     if out is not None:
         table, meta, summary = regret_table(result), provenance(result), result.summary()
         with claimed(out, "run") as directory:  # one writer at a time: never a mixed set
-            write_files({
-                directory / "regret.parquet": lambda tmp: write_table(table, tmp),
-                directory / "metadata.json": lambda tmp: tmp.write_text(strict_json(meta)),
-                directory / "summary.json": lambda tmp: tmp.write_text(strict_json(summary)),
-            })  # fmt: skip
+            write_files(
+                {
+                    directory / "regret.parquet": lambda tmp: write_table(table, tmp),
+                    directory / "metadata.json": lambda tmp: tmp.write_text(strict_json(meta)),
+                    directory / "summary.json": lambda tmp: tmp.write_text(strict_json(summary)),
+                }
+            )
         click.echo(f"wrote {directory / 'summary.json'}")
 
 
@@ -208,8 +259,9 @@ def simulate(config: Config, **options) -> Result:
     return run(config, **options)
 
 
-def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table: bool,
-                            yes: bool = False) -> Result:  # fmt: skip
+def _simulate_with_progress(
+    config: Config, engine: str, jobs: int | None, table: bool, yes: bool = False
+) -> Result:
     """Estimate first (refuse what cannot fit, or lasts over a day without ``--yes``; announce
     long work), then simulate with progress (a bar on a terminal, plain lines elsewhere)."""
     from mamab import resources
@@ -225,8 +277,9 @@ def _simulate_with_progress(config: Config, engine: str, jobs: int | None, table
     if long:
         click.echo(f"mamab: estimated {found.describe()}", err=True)
     tty = sys.stderr.isatty()
-    with Progress(found.agent_steps, config.algorithm, "agent-steps",
-                  enabled=long or not tty) as bar:  # fmt: skip
+    with Progress(
+        found.agent_steps, config.algorithm, "agent-steps", enabled=long or not tty
+    ) as bar:
         return simulate(config, engine=engine, jobs=jobs, progress=bar.update, allow_long=True)
 
 
@@ -241,13 +294,28 @@ def cap_jobs(jobs: int | None) -> int | None:
     return jobs
 
 
-JOBS = click.option("--jobs", type=click.IntRange(min=1), default=None,
-                    help="Worker processes for tasks [default: all cores].")  # fmt: skip
+JOBS = click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes for tasks [default: all cores].",
+)
 
 
 #: Summary fields the table always shows, or that never tell configurations apart by themselves.
-SHOWN = ("experiment", "figure", "algorithm", "agents", "arms", "horizon", "config_id",
-         "graph_sha256", "runs", "seed", "grid_points")  # fmt: skip
+SHOWN = (
+    "experiment",
+    "figure",
+    "algorithm",
+    "agents",
+    "arms",
+    "horizon",
+    "config_id",
+    "graph_sha256",
+    "runs",
+    "seed",
+    "grid_points",
+)
 
 
 def _varying_text(rows: list[dict[str, str]]) -> list[str]:
@@ -285,8 +353,12 @@ def _regret_cells(r: dict[str, str]) -> tuple[str, str, str, str]:
     if not r["final_regret_median"]:  # no run kept an honest agent alive
         return "n/a", "", "", runs
     band = f"[{float(r['final_regret_ci_low']):.1f}, {float(r['final_regret_ci_high']):.1f}]"
-    return (f"{float(r['final_regret_median']):.1f}", band,
-            percent_text(float(r["final_regret_ci_coverage"])), runs)  # fmt: skip
+    return (
+        f"{float(r['final_regret_median']):.1f}",
+        band,
+        percent_text(float(r["final_regret_ci_coverage"])),
+        runs,
+    )
 
 
 def _print_summary(rows: list[dict[str, str]]) -> None:
@@ -296,32 +368,46 @@ def _print_summary(rows: list[dict[str, str]]) -> None:
     the regret median uses of all; a warning on stderr when some were left out.
     """
     settings = _varying_text(rows)
-    click.echo(f"{'experiment':<16} {'algorithm':<20} {'N':>5} {'K':>5} {'T':>7} "
-               f"{'median regret/agent':>20} {'band':>22} {'coverage':>8} {'runs':>7} {'bits/agent':>12}"
-               + ("  setting" if any(settings) else ""))  # fmt: skip
+    click.echo(
+        f"{'experiment':<16} {'algorithm':<20} {'N':>5} {'K':>5} {'T':>7} "
+        f"{'median regret/agent':>20} {'band':>22} {'coverage':>8} {'runs':>7} {'bits/agent':>12}"
+        + ("  setting" if any(settings) else "")
+    )
     short = 0
     for r, setting in zip(rows, settings, strict=True):
         median, band, coverage, runs = _regret_cells(r)
         short += r.get("final_regret_runs", r["runs"]) != r["runs"]
-        click.echo(f"{r['experiment']:<16} {r['algorithm']:<20} {r['agents']:>5} {r['arms']:>5} {r['horizon']:>7} "
-                   f"{median:>20} {band:>22} {coverage:>8} {runs:>7} "
-                   f"{float(r['bits_sent_per_agent_median']):>12.4g}"
-                   + (f"  {setting}" if setting else ""))  # fmt: skip
+        click.echo(
+            f"{r['experiment']:<16} {r['algorithm']:<20} {r['agents']:>5} {r['arms']:>5} {r['horizon']:>7} "
+            f"{median:>20} {band:>22} {coverage:>8} {runs:>7} "
+            f"{float(r['bits_sent_per_agent_median']):>12.4g}" + (f"  {setting}" if setting else "")
+        )
     if short:
-        click.echo(f"mamab: warning: {short} configuration{'s' if short > 1 else ''} had runs that kept no "
-                   "honest agent alive to T; their regret medians and bands use fewer runs (column runs; "
-                   "summary.csv: final_regret_runs)", err=True)  # fmt: skip
+        click.echo(
+            f"mamab: warning: {short} configuration{'s' if short > 1 else ''} had runs that kept no "
+            "honest agent alive to T; their regret medians and bands use fewer runs (column runs; "
+            "summary.csv: final_regret_runs)",
+            err=True,
+        )
 
 
 def executor_options(command):
     """--executor, --scheduler and --shared, shared by the commands that run sweeps."""
-    command = click.option("--shared", is_flag=True,
-                           help="Dask workers write task files into OUT themselves (same path on all).")(command)  # fmt: skip
+    command = click.option(
+        "--shared",
+        is_flag=True,
+        help="Dask workers write task files into OUT themselves (same path on all).",
+    )(command)
     command = click.option(
         "--scheduler", default=None, help="Dask scheduler address, tcp://HOST:PORT."
     )(command)
-    command = click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
-                           show_default=True, help="Where tasks run.")(command)  # fmt: skip
+    command = click.option(
+        "--executor",
+        type=click.Choice(["local", "dask"]),
+        default="local",
+        show_default=True,
+        help="Where tasks run.",
+    )(command)
     return command
 
 
@@ -346,16 +432,34 @@ def make_executor(executor: str, jobs: int | None, scheduler: str | None, shared
 
 @cli.command()
 @click.argument("config_file", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Results directory [default: ./<sweep name>-results].")  # fmt: skip
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Results directory [default: ./<sweep name>-results].",
+)
 @JOBS
 @executor_options
 @YES
-@click.option("--no-figures", "figures", is_flag=True, flag_value=False, default=True,
-              help="Write the tables only; `mamab plot` draws the figures later [default: draw "
-                   "them into OUT/figures].")  # fmt: skip
-def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, scheduler: str | None,
-          shared: bool, yes: bool, figures: bool) -> None:  # fmt: skip
+@click.option(
+    "--no-figures",
+    "figures",
+    is_flag=True,
+    flag_value=False,
+    default=True,
+    help="Write the tables only; `mamab plot` draws the figures later [default: draw "
+    "them into OUT/figures].",
+)
+def sweep(
+    config_file: Path,
+    out: Path | None,
+    jobs: int | None,
+    executor: str,
+    scheduler: str | None,
+    shared: bool,
+    yes: bool,
+    figures: bool,
+) -> None:
     """Run every configuration of a sweep TOML file, then draw its figures; rerunning resumes."""
     from mamab.experiments import load_spec
     from mamab.experiments.runner import run_sweep
@@ -372,11 +476,19 @@ def sweep(config_file: Path, out: Path | None, jobs: int | None, executor: str, 
 
         draw_all(outcome.results, out)
 
-    outcome = run_sweep(spec, out, executor=runner, allow_long=yes,
-                        confirm="add --yes to run it anyway", after=draw if figures else None)  # fmt: skip
+    outcome = run_sweep(
+        spec,
+        out,
+        executor=runner,
+        allow_long=yes,
+        confirm="add --yes to run it anyway",
+        after=draw if figures else None,
+    )
     _print_summary(outcome.summary)
-    click.echo(f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
-               f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s")  # fmt: skip
+    click.echo(
+        f"{outcome.tasks_run} tasks run, {outcome.tasks_skipped} already done, "
+        f"{outcome.agent_steps / max(outcome.seconds, 1e-9) / 1e6:.1f}M agent-steps/s"
+    )
 
 
 @cli.command()
@@ -414,28 +526,38 @@ def frontier(results_dir: Path) -> None:
         width = max(20, *(len(p[0]) for p in points))
         title = panel_title(members, [k for k in across if k != "horizon"])
         click.echo(f"{title}, T = {members[0].config['horizon']}")
-        click.echo(f"  {'configuration':<{width}} {'bits/agent':>12} {'regret/agent':>13} {'band':>22} "
-                   f"{'coverage':>8} {'runs':>7}  frontier")  # fmt: skip
+        click.echo(
+            f"  {'configuration':<{width}} {'bits/agent':>12} {'regret/agent':>13} {'band':>22} "
+            f"{'coverage':>8} {'runs':>7}  frontier"
+        )
         order = sorted(range(len(points)), key=lambda i: points[i].bits)
         for i in order:
             p = points[i]
             runs = f"{p.band.runs}/{members[i].final_regret.shape[0]}"
             if not p.band.runs:  # no value: not on the frontier, said so
-                click.echo(f"  {p.label:<{width}} {p.bits:>12.4g} {'n/a':>13} {'':>22} {'':>8} {runs:>7}  "
-                           "left out: no run kept an honest agent alive")  # fmt: skip
+                click.echo(
+                    f"  {p.label:<{width}} {p.bits:>12.4g} {'n/a':>13} {'':>22} {'':>8} {runs:>7}  "
+                    "left out: no run kept an honest agent alive"
+                )
                 continue
             band = f"[{p.low:.1f}, {p.high:.1f}]"
             mark = "yes" if i in best else ""
-            click.echo(f"  {p.label:<{width}} {p.bits:>12.4g} {p.regret:>13.1f} {band:>22} "
-                       f"{percent_text(p.band.coverage):>8} {runs:>7}  {mark}")  # fmt: skip
+            click.echo(
+                f"  {p.label:<{width}} {p.bits:>12.4g} {p.regret:>13.1f} {band:>22} "
+                f"{percent_text(p.band.coverage):>8} {runs:>7}  {mark}"
+            )
     draw_all(results, results_dir)
 
 
 @cli.command()
-@click.option("--preset", type=LazyChoice("mamab.experiments.spec", "PRESET_FAMILIES"), default="paper",
-              show_default=True,
-              help="paper: the paper's evaluation; malicious: honest regret against the number "
-                   "of liars (docs/faults.md).")  # fmt: skip
+@click.option(
+    "--preset",
+    type=LazyChoice("mamab.experiments.spec", "PRESET_FAMILIES"),
+    default="paper",
+    show_default=True,
+    help="paper: the paper's evaluation; malicious: honest regret against the number "
+    "of liars (docs/faults.md).",
+)
 @click.option(
     "--quick", is_flag=True, help="Reduced preset (10 runs, T/5): under two minutes on two cores."
 )
@@ -462,9 +584,21 @@ def frontier(results_dir: Path) -> None:
 @click.option("--log-x", is_flag=True, help="Time on a log scale in regret figures.")
 @executor_options
 @YES
-def reproduce(preset: str, quick: bool, out: Path, jobs: int | None, bounds: bool, alpha: float | None,
-              formats: tuple[str, ...], dpi: int, log_x: bool, executor: str, scheduler: str | None,
-              shared: bool, yes: bool) -> None:  # fmt: skip
+def reproduce(
+    preset: str,
+    quick: bool,
+    out: Path,
+    jobs: int | None,
+    bounds: bool,
+    alpha: float | None,
+    formats: tuple[str, ...],
+    dpi: int,
+    log_x: bool,
+    executor: str,
+    scheduler: str | None,
+    shared: bool,
+    yes: bool,
+) -> None:
     """Rerun the paper's evaluation (or another preset): figures, summary.csv, report.md in OUT."""
     from mamab.experiments import load_preset
     from mamab.experiments.reproduce import reproduce as run_reproduction
@@ -476,8 +610,16 @@ def reproduce(preset: str, quick: bool, out: Path, jobs: int | None, bounds: boo
     if alpha is not None:
         spec = with_alpha(spec, alpha)  # a bad value is refused before any work
     runner = make_executor(executor, jobs, scheduler, shared)
-    report = run_reproduction(spec, out, executor=runner, bounds=bounds, alpha=alpha, style=style,
-                              allow_long=yes, confirm="add --yes to run it anyway")  # fmt: skip
+    report = run_reproduction(
+        spec,
+        out,
+        executor=runner,
+        bounds=bounds,
+        alpha=alpha,
+        style=style,
+        allow_long=yes,
+        confirm="add --yes to run it anyway",
+    )
     _print_summary(report.summary)
     click.echo(f"report: {out / 'report.md'} ({report.seconds:.0f} s)")
 
@@ -535,8 +677,10 @@ def algorithms() -> None:
         where = "" if a.source == "built-in" else f" [{a.source}]"
         live = a.wire is not None and a.source == "built-in"
         live, faults, liars = ("yes" if flag else "no" for flag in (live, a.faults, a.forge))
-        click.echo(f"{a.name:<{width}}  {engine:<9}  {live:<4}  {faults:<6}  {liars:<5}  "
-                   f"{a.description}{where}")  # fmt: skip
+        click.echo(
+            f"{a.name:<{width}}  {engine:<9}  {live:<4}  {faults:<6}  {liars:<5}  "
+            f"{a.description}{where}"
+        )
     for line in broken:
         click.echo(f"mamab: {line}", err=True)
 

@@ -73,8 +73,13 @@ ALGORITHM_HELP = (
     "(`mamab algorithms` lists them)."
 )
 ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)
-PARAM = click.option("--param", "plugin_params", multiple=True, metavar="NAME=VALUE",
-                     help="A plugin algorithm's own parameter (repeatable), e.g. epsilon=0.05.")  # fmt: skip
+PARAM = click.option(
+    "--param",
+    "plugin_params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A plugin algorithm's own parameter (repeatable), e.g. epsilon=0.05.",
+)
 
 
 class LazyChoice(click.Choice):
@@ -112,8 +117,12 @@ class MaliciousAgents(click.ParamType):
         try:
             ids = tuple(int(part) for part in parts)
         except ValueError:
-            self.fail(f"{value!r} is neither a number of agents nor comma-separated ids "
-                      "(e.g. 2, or 0,3, or 3, for agent 3 alone)", param, ctx)  # fmt: skip
+            self.fail(
+                f"{value!r} is neither a number of agents nor comma-separated ids "
+                "(e.g. 2, or 0,3, or 3, for agent 3 alone)",
+                param,
+                ctx,
+            )
         return ids if "," in text else ids[0]
 
 

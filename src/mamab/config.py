@@ -136,10 +136,17 @@ class Config:
                 raise ConfigError("give crash_at or crash_rate, not both")
             object.__setattr__(self, "crash_at", at)
         _int_in("recover_after", self.recover_after, 0, MAX_INT64, "a non-negative number of steps")
-        faulty = (self.loss or self.delay or self.crash_rate or any(self.crash_at or ())
-                  or self.recover_after)  # fmt: skip
+        faulty = (
+            self.loss
+            or self.delay
+            or self.crash_rate
+            or any(self.crash_at or ())
+            or self.recover_after
+        )
         if faulty and not supports_faults(self.algorithm):
-            raise ConfigError(f"{self.algorithm} needs every message of every round: it supports no loss, delay, crashes or recovery")  # fmt: skip
+            raise ConfigError(
+                f"{self.algorithm} needs every message of every round: it supports no loss, delay, crashes or recovery"
+            )
         self._take_malicious()
         if self.means is not None:
             means = tuple(float(m) for m in self.means)

@@ -21,8 +21,9 @@ DELAY_SALT = 0xD1B54A32D192ED03  # the delay verdict's key is the fault seed XOR
 DELIVER, LOSE, DELAY = 0, 1, 2  # a message's fate
 
 
-def crash_steps(seed: int, run: int, n_agents: int, horizon: int, rate: float,
-                at: tuple[int, ...] | None = None) -> np.ndarray:  # fmt: skip
+def crash_steps(
+    seed: int, run: int, n_agents: int, horizon: int, rate: float, at: tuple[int, ...] | None = None
+) -> np.ndarray:
     """Step from which each agent is dead (T + 1: never), from the run's 'crashes' stream.
 
     With ``rate`` r each agent crashes at a geometric step (probability r per step); ``at`` gives
@@ -73,8 +74,9 @@ def is_lost(loss: float, key: int, step: int, round_: int, sender: int, receiver
     return loss > 0.0 and message_uniform(key, step, round_, sender, receiver) < loss
 
 
-def message_fate(loss: float, delay: float, key: int, step: int, round_: int, sender: int,
-                 receiver: int) -> int:  # fmt: skip
+def message_fate(
+    loss: float, delay: float, key: int, step: int, round_: int, sender: int, receiver: int
+) -> int:
     """DELIVER, LOSE (probability ``loss``) or DELAY (probability ``delay`` among the rest)."""
     if is_lost(loss, key, step, round_, sender, receiver):
         return LOSE

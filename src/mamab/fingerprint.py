@@ -20,9 +20,19 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent
 #: Modules that never change a task's numbers (paths relative to the package directory).
 PRESENTATION = frozenset(
-    {"__main__.py", "cli.py", "options.py", "plots.py", "storage.py", "testing.py", "theory.py",
-     "tomlfile.py", "versions.py", "wire.py"}
-)  # fmt: skip
+    {
+        "__main__.py",
+        "cli.py",
+        "options.py",
+        "plots.py",
+        "storage.py",
+        "testing.py",
+        "theory.py",
+        "tomlfile.py",
+        "versions.py",
+        "wire.py",
+    }
+)
 #: Packages a simulation never imports: the live network (nodes, transport, wire).
 NOT_SIMULATED = ("live/",)
 #: In experiments/ only the task writer (what a task file holds) counts.

@@ -51,8 +51,13 @@ def make_instance(
     if config.edges is not None:  # a networkx graph, kept as its edge list
         graph = edge_topology(config.edges, config.agents)
     else:
-        graph = topo.build(config.graph, config.agents, rng(config.seed, run, "graph"),
-                           config.edge_prob, edges=uses_graph(config.algorithm))  # fmt: skip
+        graph = topo.build(
+            config.graph,
+            config.agents,
+            rng(config.seed, run, "graph"),
+            config.edge_prob,
+            edges=uses_graph(config.algorithm),
+        )
     return Instance(run, problem, graph, progress)
 
 

@@ -14,29 +14,64 @@ if TYPE_CHECKING:
 
 PROBLEM_OPTIONS: tuple[Callable, ...] = (
     ALGORITHM,
-    click.option("--agents", "-N", "agents", type=int, default=10, show_default=True,
-                 help="Number of agents N."),
-    click.option("--arms", "-K", "arms", type=int, default=100, show_default=True,
-                 help="Number of arms K."),
-    click.option("--horizon", "-T", "horizon", type=int, default=10_000, show_default=True,
-                 help="Steps T."),
+    click.option(
+        "--agents",
+        "-N",
+        "agents",
+        type=int,
+        default=10,
+        show_default=True,
+        help="Number of agents N.",
+    ),
+    click.option(
+        "--arms", "-K", "arms", type=int, default=100, show_default=True, help="Number of arms K."
+    ),
+    click.option(
+        "--horizon", "-T", "horizon", type=int, default=10_000, show_default=True, help="Steps T."
+    ),
     click.option("--seed", type=int, default=0, show_default=True, help="Root seed of every run."),
-    click.option("--graph", default="complete", show_default=True,
-                 help="complete, erdos-renyi, ring, line, star, grid, or an edge-list file path."),
-    click.option("--edge-prob", type=float, default=None,
-                 help="Erdős–Rényi edge probability [default: 10/N]."),
+    click.option(
+        "--graph",
+        default="complete",
+        show_default=True,
+        help="complete, erdos-renyi, ring, line, star, grid, or an edge-list file path.",
+    ),
+    click.option(
+        "--edge-prob",
+        type=float,
+        default=None,
+        help="Erdős–Rényi edge probability [default: 10/N].",
+    ),
     click.option("--reward", type=REWARD_MODELS, default="bernoulli", show_default=True),
-    click.option("--sigma", type=float, default=1.0, show_default=True,
-                 help="Gaussian noise standard deviation."),
-    click.option("--alpha", type=float, default=None,
-                 help="UCB exploration constant [default: 2; 4: gosine, dducb; DEMAB's radius is "
-                      "the demab_radius parameter]."),
-    click.option("--malicious", type=MaliciousAgents(), default=0, show_default=True,
-                 help="Malicious agents: how many (drawn per run) or their ids, e.g. 0,3 "
-                      "(docs/faults.md)."),
-    click.option("--attack", type=ATTACKS, default="worst", show_default=True,
-                 help="What malicious agents recommend instead of the truth."),
-)  # fmt: skip
+    click.option(
+        "--sigma",
+        type=float,
+        default=1.0,
+        show_default=True,
+        help="Gaussian noise standard deviation.",
+    ),
+    click.option(
+        "--alpha",
+        type=float,
+        default=None,
+        help="UCB exploration constant [default: 2; 4: gosine, dducb; DEMAB's radius is "
+        "the demab_radius parameter].",
+    ),
+    click.option(
+        "--malicious",
+        type=MaliciousAgents(),
+        default=0,
+        show_default=True,
+        help="Malicious agents: how many (drawn per run) or their ids, e.g. 0,3 (docs/faults.md).",
+    ),
+    click.option(
+        "--attack",
+        type=ATTACKS,
+        default="worst",
+        show_default=True,
+        help="What malicious agents recommend instead of the truth.",
+    ),
+)
 
 
 def problem_options(command: Callable) -> Callable:
@@ -46,10 +81,22 @@ def problem_options(command: Callable) -> Callable:
     return command
 
 
-def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: int, graph: str,
-                   edge_prob: float | None, reward: str, sigma: float, alpha: float | None,
-                   malicious: int | tuple[int, ...] = 0, attack: str = "worst",
-                   extra: object = (), **fields) -> Config:  # fmt: skip
+def problem_config(
+    algorithm: str,
+    agents: int,
+    arms: int,
+    horizon: int,
+    seed: int,
+    graph: str,
+    edge_prob: float | None,
+    reward: str,
+    sigma: float,
+    alpha: float | None,
+    malicious: int | tuple[int, ...] = 0,
+    attack: str = "worst",
+    extra: object = (),
+    **fields,
+) -> Config:
     """The validated :class:`Config` of the problem options (plus a plugin's ``extra``
     parameters and any other Config fields)."""
     from mamab.algorithms.params import AlgorithmParams
@@ -64,7 +111,18 @@ def problem_config(algorithm: str, agents: int, arms: int, horizon: int, seed: i
             "parameter (a sweep file or AlgorithmParams)"
         )
 
-    return Config(algorithm=algorithm, agents=agents, arms=arms, horizon=horizon, seed=seed,
-                  graph=graph, edge_prob=edge_prob, reward=reward, sigma=sigma,
-                  params=AlgorithmParams(alpha=alpha, extra=extra), malicious=malicious,
-                  attack=attack, **fields)  # fmt: skip
+    return Config(
+        algorithm=algorithm,
+        agents=agents,
+        arms=arms,
+        horizon=horizon,
+        seed=seed,
+        graph=graph,
+        edge_prob=edge_prob,
+        reward=reward,
+        sigma=sigma,
+        params=AlgorithmParams(alpha=alpha, extra=extra),
+        malicious=malicious,
+        attack=attack,
+        **fields,
+    )

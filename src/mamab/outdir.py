@@ -158,8 +158,11 @@ def _acquire(directory: Path) -> int:
             f"{directory} is in use by another mamab process{_holder(path)}; wait for it to "
             "finish (rerunning then reuses its finished tasks) or use another output directory"
         ) from None
-    owner = {"pid": os.getpid(), "host": socket.gethostname(),
-             "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
+    owner = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(owner) + "\n").encode(), 0)

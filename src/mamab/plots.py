@@ -129,9 +129,16 @@ def _bound(r: ConfigResult, t: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def panel_figure(results: list[ConfigResult], title: str, xlabel: str, ylabel: str,
-                 draw: Callable[[Any, list[ConfigResult]], None], legend_title: str | None = None,
-                 exclude: tuple[str, ...] = (), banded: bool = True):  # fmt: skip
+def panel_figure(
+    results: list[ConfigResult],
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    draw: Callable[[Any, list[ConfigResult]], None],
+    legend_title: str | None = None,
+    exclude: tuple[str, ...] = (),
+    banded: bool = True,
+):
     """One panel per setting: ``draw(ax, members)`` fills it; titles, labels, grid and legend here.
 
     ``banded``: the figure draws the median's bands, and its title says what they cover.
@@ -155,14 +162,23 @@ def panel_figure(results: list[ConfigResult], title: str, xlabel: str, ylabel: s
     if len(grouped) > 1 and all(list(e) == list(entries[0]) for e in entries):
         # the same entries in every panel: one legend for the figure, below the panels
         cols = min(3, len(entries[0]))
-        fig.legend(entries[0].values(), entries[0].keys(), loc="lower center", ncol=cols,
-                   fontsize=8, title=legend_title, title_fontsize=8, frameon=False)  # fmt: skip
+        fig.legend(
+            entries[0].values(),
+            entries[0].keys(),
+            loc="lower center",
+            ncol=cols,
+            fontsize=8,
+            title=legend_title,
+            title_fontsize=8,
+            frameon=False,
+        )
         rows_of_legend = math.ceil(len(entries[0]) / cols) + (1 if legend_title else 0)
         fig.tight_layout(rect=(0, min(0.4, 0.05 * rows_of_legend / rows + 0.02), 1, 1))
     else:
         for ax, unique in zip(axes.flat, entries, strict=False):
-            ax.legend(unique.values(), unique.keys(), fontsize=8, title=legend_title,
-                      title_fontsize=8)  # fmt: skip
+            ax.legend(
+                unique.values(), unique.keys(), fontsize=8, title=legend_title, title_fontsize=8
+            )
         fig.tight_layout()
     return fig
 
@@ -183,9 +199,12 @@ def time_axis(ax, log_x: bool = False) -> None:
 
 
 def regret_figure(
-    results: list[ConfigResult], title: str, exclude: Iterable[str] = (), bounds: bool = False,
+    results: list[ConfigResult],
+    title: str,
+    exclude: Iterable[str] = (),
+    bounds: bool = False,
     log_x: bool = False,
-):  # fmt: skip
+):
     """Median per-agent regret vs t with the median's order-statistic band (its coverage in the
     title: 95.7% at 30 runs, less with 5 runs or fewer), one panel per (N, K)."""
 
@@ -194,12 +213,18 @@ def regret_figure(
             if r.config["algorithm"] in exclude:
                 continue
             med, lo, hi = median_band(r.regret)
-            (line,) = ax.plot(r.grid, med, label=label, color=colour(r, members),
-                              linestyle=linestyle(r, members))  # fmt: skip
+            (line,) = ax.plot(
+                r.grid, med, label=label, color=colour(r, members), linestyle=linestyle(r, members)
+            )
             ax.fill_between(r.grid, lo, hi, alpha=0.25, color=line.get_color(), linewidth=0)
             if bounds and (b := _bound(r, r.grid[r.grid > 1].astype(float))) is not None:
-                ax.plot(r.grid[r.grid > 1], b, linestyle="--", color=line.get_color(),
-                        label=f"{label} bound")  # fmt: skip
+                ax.plot(
+                    r.grid[r.grid > 1],
+                    b,
+                    linestyle="--",
+                    color=line.get_color(),
+                    label=f"{label} bound",
+                )
         if bounds:
             ax.set_yscale("log")
         else:
@@ -217,8 +242,13 @@ def bits_figure(results: list[ConfigResult], title: str):
             med = np.median(r.bits, axis=0)
             if not np.any(med > 0):
                 continue  # nothing sent: nothing to draw on a log scale
-            ax.plot(r.grid, np.where(med > 0, med, np.nan), label=label, color=colour(r, members),
-                    linestyle=linestyle(r, members))  # fmt: skip
+            ax.plot(
+                r.grid,
+                np.where(med > 0, med, np.nan),
+                label=label,
+                color=colour(r, members),
+                linestyle=linestyle(r, members),
+            )
         ax.set_yscale("log")
         ax.set_xscale("log")
 
@@ -241,8 +271,9 @@ def frontier_points(members: list[ConfigResult]) -> list[FrontierPoint]:
     points = []
     for r, label in zip(members, labels(members), strict=True):
         band = r.final_band()
-        points.append(FrontierPoint(label, r.per_agent("bits_sent"), band.median, band.low,
-                                    band.high, band))  # fmt: skip
+        points.append(
+            FrontierPoint(label, r.per_agent("bits_sent"), band.median, band.low, band.high, band)
+        )
     return points
 
 
@@ -284,12 +315,25 @@ def frontier_figure(results: list[ConfigResult], title: str):
         best = pareto(points)
         for i, (r, p) in enumerate(zip(members, points, strict=True)):
             marker = "os^D"[LINESTYLES.index(linestyle(r, members))]
-            ax.errorbar([p.bits], [p.regret], yerr=[[p.regret - p.low], [p.high - p.regret]], fmt=marker,
-                        capsize=3, color=colour(r, members), label=p.label + (" *" if i in best else ""))  # fmt: skip
+            ax.errorbar(
+                [p.bits],
+                [p.regret],
+                yerr=[[p.regret - p.low], [p.high - p.regret]],
+                fmt=marker,
+                capsize=3,
+                color=colour(r, members),
+                label=p.label + (" *" if i in best else ""),
+            )
         frontier_axis(ax, [p[1] for p in points])
 
-    return panel_figure(results, title, "bits sent per agent (0, then log scale)", "final regret per agent",
-                        draw, legend_title="* on the frontier")  # fmt: skip
+    return panel_figure(
+        results,
+        title,
+        "bits sent per agent (0, then log scale)",
+        "final regret per agent",
+        draw,
+        legend_title="* on the frontier",
+    )
 
 
 def frontier_ticks(bits: list[float]) -> list[float]:
@@ -300,8 +344,11 @@ def frontier_ticks(bits: list[float]) -> list[float]:
         return ticks
     low, high = min(positive), max(positive)
     for mantissas in ((1,), (1, 2, 5), tuple(range(1, 10))):
-        steps = [m * 10.0**e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-                 for m in mantissas]  # fmt: skip
+        steps = [
+            m * 10.0**e
+            for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+            for m in mantissas
+        ]
         inside = [v for v in steps if low / 1.2 <= v <= high * 1.2]
         if len(inside) >= 3 or mantissas[-1] == 9:
             return ticks + inside
@@ -348,8 +395,14 @@ def against_figure(
                 color=colour(head, heads),
                 linestyle=linestyle(head, heads),
             )
-            ax.fill_between(x, [b.low for b in bands], [b.high for b in bands], alpha=0.25,
-                            color=line.get_color(), linewidth=0)  # fmt: skip
+            ax.fill_between(
+                x,
+                [b.low for b in bands],
+                [b.high for b in bands],
+                alpha=0.25,
+                color=line.get_color(),
+                linewidth=0,
+            )
         if integer_x:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
@@ -448,10 +501,13 @@ def read_manifest(directory: Path) -> tuple[list[str], Style | None]:
 
 
 def write_manifest(directory: Path, files: list[str], style: Style) -> None:
-    write_json(directory / MANIFEST, {
-        "files": files,
-        "style": {"formats": list(style.formats), "dpi": style.dpi, "log_x": style.log_x},
-    })  # fmt: skip
+    write_json(
+        directory / MANIFEST,
+        {
+            "files": files,
+            "style": {"formats": list(style.formats), "dpi": style.dpi, "log_x": style.log_x},
+        },
+    )
 
 
 def figure_plan(
@@ -471,15 +527,23 @@ def figure_plan(
             isinstance(r.config["malicious"], int) for r in members
         ):  # a sweep of the number of liars
             plan[f"{figure}-malicious"] = partial(
-                malicious_figure, members, f"{figure}: regret of honest agents among liars")  # fmt: skip
+                malicious_figure, members, f"{figure}: regret of honest agents among liars"
+            )
             continue
-        plan[f"{figure}-regret"] = partial(regret_figure, members, f"{figure}: regret", bounds=bounds,
-                                           log_x=style.log_x)  # fmt: skip
+        plan[f"{figure}-regret"] = partial(
+            regret_figure, members, f"{figure}: regret", bounds=bounds, log_x=style.log_x
+        )
         if any(r.config["algorithm"] == "demab" for r in members):
             plan[f"{figure}-regret-no-demab"] = partial(
-                regret_figure, members, f"{figure}: regret without DEMAB", exclude={"demab"},
-                bounds=bounds, log_x=style.log_x)  # fmt: skip
+                regret_figure,
+                members,
+                f"{figure}: regret without DEMAB",
+                exclude={"demab"},
+                bounds=bounds,
+                log_x=style.log_x,
+            )
         plan[f"{figure}-bits"] = partial(bits_figure, members, f"{figure}: communication")
         plan[f"{figure}-frontier"] = partial(
-            frontier_figure, members, f"{figure}: regret against communication")  # fmt: skip
+            frontier_figure, members, f"{figure}: regret against communication"
+        )
     return plan

@@ -56,10 +56,19 @@ class Progress:
     ``clock`` and ``background`` (the ticker thread of plain mode) are seams for tests.
     """
 
-    def __init__(self, total: float, desc: str, unit: str = "it", *, enabled: bool = True,
-                 stream: TextIO | None = None, tty: bool | None = None,
-                 interval: float | None = None, clock: Callable[[], float] = time.monotonic,
-                 background: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        total: float,
+        desc: str,
+        unit: str = "it",
+        *,
+        enabled: bool = True,
+        stream: TextIO | None = None,
+        tty: bool | None = None,
+        interval: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        background: bool = True,
+    ) -> None:
         self.total, self.desc, self.unit, self.done, self.note = total, desc, unit, 0.0, ""
         self.enabled = enabled
         self.stream = stream if stream is not None else sys.stderr
@@ -76,11 +85,18 @@ class Progress:
         if self.tty:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=total >= 10_000, leave=False,
-                             file=self.stream)  # fmt: skip
+            self._bar = tqdm(
+                total=total,
+                desc=desc,
+                unit=unit,
+                unit_scale=total >= 10_000,
+                leave=False,
+                file=self.stream,
+            )
         elif background:
-            self._ticker = threading.Thread(target=self._tick_forever, daemon=True,
-                                            name="mamab-progress")  # fmt: skip
+            self._ticker = threading.Thread(
+                target=self._tick_forever, daemon=True, name="mamab-progress"
+            )
             self._ticker.start()
 
     def __enter__(self) -> Progress:
@@ -125,8 +141,10 @@ class Progress:
         else:
             eta = "ETA unknown" if done < self.total else "done"
         note = f" [{self.note}]" if self.note else ""
-        return (f"{self.desc}: {_amount(done)}/{_amount(self.total)} {self.unit}{share}, "
-                f"{_duration(elapsed)} elapsed, {eta}{note}")  # fmt: skip
+        return (
+            f"{self.desc}: {_amount(done)}/{_amount(self.total)} {self.unit}{share}, "
+            f"{_duration(elapsed)} elapsed, {eta}{note}"
+        )
 
     def tick(self) -> bool:
         """Write a plain line if one is due (an interval since the last); True if written."""

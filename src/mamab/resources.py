@@ -89,8 +89,10 @@ def available_memory() -> int | None:
     except (OSError, ValueError, IndexError):
         with contextlib.suppress(ValueError, OSError, AttributeError):
             found.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    for limit, used in (("memory.max", "memory.current"),
-                        ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):  # fmt: skip
+    for limit, used in (
+        ("memory.max", "memory.current"),
+        ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes"),
+    ):
         try:
             cap = int(Path("/sys/fs/cgroup", limit).read_text())
             found.append(cap - int(Path("/sys/fs/cgroup", used).read_text()))
@@ -169,8 +171,13 @@ def _state(config: Config, shape: GraphShape, workers: int) -> tuple[float, floa
     return lookup(config.algorithm).state_cost(config.agents, config.arms, shape)
 
 
-def estimate(config: Config, engine: str = "fast", jobs: int | None = None, trace: bool = False,
-             table: bool = False) -> Estimate:  # fmt: skip
+def estimate(
+    config: Config,
+    engine: str = "fast",
+    jobs: int | None = None,
+    trace: bool = False,
+    table: bool = False,
+) -> Estimate:
     """Peak memory and rough time of ``simulate(config, engine, trace, jobs)``.
 
     ``table``: the long regret table (``mamab run --out``) is built too.
@@ -205,8 +212,12 @@ def estimate(config: Config, engine: str = "fast", jobs: int | None = None, trac
     return Estimate(parts, seconds, steps)
 
 
-def check(found: Estimate, memory: int | None = None, allow_long: bool = False,
-          confirm: str = "pass allow_long=True to run it anyway") -> None:  # fmt: skip
+def check(
+    found: Estimate,
+    memory: int | None = None,
+    allow_long: bool = False,
+    confirm: str = "pass allow_long=True to run it anyway",
+) -> None:
     """Refuse (ConfigError, one line naming the numbers) work that cannot fit or cannot end, and
     work estimated over a day unless ``allow_long`` (``confirm`` says how to give it)."""
     memory = available_memory() if memory is None else memory

@@ -196,8 +196,12 @@ class Result(_ExactEq):
         not 95%). Bits and messages sent per agent: median over every run of the run's mean
         over all N agents. null where there is no value.
         """
-        return run_statistics(self.runs, self.final_regret_mean(), self.counts["bits_sent"],
-                              self.counts["messages_sent"])  # fmt: skip
+        return run_statistics(
+            self.runs,
+            self.final_regret_mean(),
+            self.counts["bits_sent"],
+            self.counts["messages_sent"],
+        )
 
     def summary(self) -> dict:
         """The per-run summary written as ``summary.json`` by ``mamab run``, with the
@@ -245,14 +249,16 @@ class Result(_ExactEq):
         """
         pd = _require("pandas", "pandas")
         runs, agents, points = self.regret.shape
-        frame = pd.DataFrame({
-            "run": np.repeat(np.asarray(self.runs, dtype=np.int64), agents * points),
-            "agent": np.tile(np.repeat(np.arange(agents, dtype=np.int64), points), runs),
-            "t": np.tile(self.grid.astype(np.int64), runs * agents),
-            "regret": self.regret.reshape(-1),
-            "bits": self.bits.reshape(-1),
-            "liar": np.repeat(~self.honest, points, axis=1).reshape(-1),  # this agent lied
-        })  # fmt: skip
+        frame = pd.DataFrame(
+            {
+                "run": np.repeat(np.asarray(self.runs, dtype=np.int64), agents * points),
+                "agent": np.tile(np.repeat(np.arange(agents, dtype=np.int64), points), runs),
+                "t": np.tile(self.grid.astype(np.int64), runs * agents),
+                "regret": self.regret.reshape(-1),
+                "bits": self.bits.reshape(-1),
+                "liar": np.repeat(~self.honest, points, axis=1).reshape(-1),  # this agent lied
+            }
+        )
         for name, value in self.config_columns().items():
             frame[name] = value
         return frame
@@ -297,18 +303,27 @@ class Result(_ExactEq):
 
         path = Path(path)
         arrays = {
-            "grid": self.grid, "regret": self.regret, "bits": self.bits, "means": self.means,
-            "diameter": self.diameter, "max_degree": self.max_degree,
+            "grid": self.grid,
+            "regret": self.regret,
+            "bits": self.bits,
+            "means": self.means,
+            "diameter": self.diameter,
+            "max_degree": self.max_degree,
             "runs": np.asarray(self.runs, dtype=np.int64),
             **{f"count_{name}": self.counts[name] for name in self.counts},
-        }  # fmt: skip
+        }
         for name in ("arms", "crash", "malicious"):
             if getattr(self, name) is not None:
                 arrays[name] = getattr(self, name)
-        meta = json.dumps({
-            "format": SAVE_FORMAT, "kind": "mamab.Result", "engine": self.engine,
-            "config": self.config.to_dict(), "counters": list(self.counts),
-        })  # fmt: skip
+        meta = json.dumps(
+            {
+                "format": SAVE_FORMAT,
+                "kind": "mamab.Result",
+                "engine": self.engine,
+                "config": self.config.to_dict(),
+                "counters": list(self.counts),
+            }
+        )
 
         def write(tmp: Path) -> None:
             with tmp.open("wb") as handle:
@@ -338,12 +353,20 @@ class Result(_ExactEq):
             )
         try:
             return cls(
-                config=Config.from_dict(meta["config"]), grid=data["grid"], regret=data["regret"],
-                bits=data["bits"], counts={k: data[f"count_{k}"] for k in meta["counters"]},
-                means=data["means"], diameter=data["diameter"], max_degree=data["max_degree"],
-                engine=meta["engine"], arms=data.get("arms"), runs=data["runs"].tolist(),
-                crash=data.get("crash"), malicious=data.get("malicious"),
-            )  # fmt: skip
+                config=Config.from_dict(meta["config"]),
+                grid=data["grid"],
+                regret=data["regret"],
+                bits=data["bits"],
+                counts={k: data[f"count_{k}"] for k in meta["counters"]},
+                means=data["means"],
+                diameter=data["diameter"],
+                max_degree=data["max_degree"],
+                engine=meta["engine"],
+                arms=data.get("arms"),
+                runs=data["runs"].tolist(),
+                crash=data.get("crash"),
+                malicious=data.get("malicious"),
+            )
         except (KeyError, TypeError) as err:
             raise ConfigError(f"{path} is an incomplete mamab result: missing {err}") from None
 

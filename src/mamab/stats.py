@@ -80,9 +80,12 @@ def median_summary(samples: np.ndarray, level: float = 0.95) -> MedianBand:
         return MedianBand(math.nan, math.nan, math.nan, 0, 0.0)
     lo, hi = median_ci_ranks(x.size, level)
     return MedianBand(
-        float(np.median(x)), float(x[lo - 1]), float(x[hi - 1]), int(x.size),
+        float(np.median(x)),
+        float(x[lo - 1]),
+        float(x[hi - 1]),
+        int(x.size),
         band_coverage(x.size, lo, hi),
-    )  # fmt: skip
+    )
 
 
 def per_agent_median(values: np.ndarray) -> float:

@@ -101,7 +101,11 @@ def junk_variants(value: Any) -> list[Any]:
 
 def with_junk_field(value: tuple) -> list[tuple]:
     """``value`` with one of its fields replaced by junk, in every way."""
-    return [(*value[:i], junk, *value[i + 1 :]) for i, field in enumerate(value) for junk in junk_variants(field)]  # fmt: skip
+    return [
+        (*value[:i], junk, *value[i + 1 :])
+        for i, field in enumerate(value)
+        for junk in junk_variants(field)
+    ]
 
 
 def junk_payloads(payload: Any) -> list[Any]:
@@ -236,8 +240,12 @@ class AgentConformance:
         )
 
     def _refuse_message(self, receiver: Agent, wrong: Any) -> None:
-        self._expect_refusal(receiver, lambda: receiver.receive(wrong),
-                             lambda: f"message {wrong!r}", (InvalidMessage,))  # fmt: skip
+        self._expect_refusal(
+            receiver,
+            lambda: receiver.receive(wrong),
+            lambda: f"message {wrong!r}",
+            (InvalidMessage,),
+        )
 
     def _probe_refusals(self, receiver: Agent, message: Message, graph: topo.Topology) -> None:
         strangers = [
@@ -261,8 +269,10 @@ class AgentConformance:
         bad = [dataclasses.replace(message, payload=p) for p in self.junk_payloads(message)]
         for name in ("sender", "receiver", "stamp", "bits"):
             value = getattr(message, name)
-            bad += [dataclasses.replace(message, **{name: junk})
-                    for junk in (*junk_variants(value), float(value), True, [value])]  # fmt: skip
+            bad += [
+                dataclasses.replace(message, **{name: junk})
+                for junk in (*junk_variants(value), float(value), True, [value])
+            ]
         for wrong in bad:
             self._refuse_message(receiver, wrong)
         receiver.receive(message)
@@ -285,10 +295,31 @@ class AgentConformance:
         """Wrong observations are refused; the right one (numpy scalars) is taken; not twice."""
         errors = self.observation_errors
         k = self.n_arms
-        arms = [(arm + 1) % k, -1, k, arm - k, float(arm), np.float64(arm), np.array([arm]),
-                [arm], str(arm), None, {}]  # fmt: skip
-        rewards = [float("nan"), float("inf"), -float("inf"), "1", None, np.array([reward]),
-                   [reward], {}, 1j, 10**400]  # fmt: skip
+        arms = [
+            (arm + 1) % k,
+            -1,
+            k,
+            arm - k,
+            float(arm),
+            np.float64(arm),
+            np.array([arm]),
+            [arm],
+            str(arm),
+            None,
+            {},
+        ]
+        rewards = [
+            float("nan"),
+            float("inf"),
+            -float("inf"),
+            "1",
+            None,
+            np.array([reward]),
+            [reward],
+            {},
+            1j,
+            10**400,
+        ]
         for bad in arms:
             self._expect_refusal(
                 agent, lambda b=bad: agent.observe(b, reward), f"arm {bad!r}", errors
@@ -298,8 +329,12 @@ class AgentConformance:
                 agent, lambda b=bad: agent.observe(arm, b), f"reward {bad!r}", errors
             )
         agent.observe(np.int64(arm), np.float64(reward))
-        self._expect_refusal(agent, lambda: agent.observe(arm, reward),
-                             "a second observe() without select_arm()", errors)  # fmt: skip
+        self._expect_refusal(
+            agent,
+            lambda: agent.observe(arm, reward),
+            "a second observe() without select_arm()",
+            errors,
+        )
 
     # -- the checks --
 
@@ -351,8 +386,12 @@ class AgentConformance:
         graph = self.graphs()[0]
         for agent in self.make_agents(graph, self.n_arms, self.horizon):
             if agent.plays:
-                self._expect_refusal(agent, lambda a=agent: a.observe(0, 0.5),
-                                     "observe() before select_arm()", self.observation_errors)  # fmt: skip
+                self._expect_refusal(
+                    agent,
+                    lambda a=agent: a.observe(0, 0.5),
+                    "observe() before select_arm()",
+                    self.observation_errors,
+                )
 
     def test_late_messages_are_taken(self) -> None:
         for graph in self.graphs():

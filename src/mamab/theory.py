@@ -34,8 +34,12 @@ def lcc_ucb_graph_regret_bound(
     d = max(1, diameter)
     t = np.asarray(t, dtype=np.float64)
     l2 = np.log2(2 * t + 1)
-    return (4 * (2 * d + 1) * np.sqrt(kp * d * t * l2 * np.log(t)) + 16 * d**2 * kp + 2 * kp * d * l2
-            + d * kp * (kp + 1))  # fmt: skip
+    return (
+        4 * (2 * d + 1) * np.sqrt(kp * d * t * l2 * np.log(t))
+        + 16 * d**2 * kp
+        + 2 * kp * d * l2
+        + d * kp * (kp + 1)
+    )
 
 
 def corollary1_regret_order(

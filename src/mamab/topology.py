@@ -292,13 +292,15 @@ def from_edge_list(path: str | Path, n: int) -> Topology:
         stat = path.stat()
     except OSError as err:
         raise ConfigError(f"cannot read graph file {path}: {err.strerror}") from None
-    return _read_edge_list(str(path), os.path.realpath(path), stat.st_ino, stat.st_size,
-                           stat.st_mtime_ns, n)  # fmt: skip
+    return _read_edge_list(
+        str(path), os.path.realpath(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, n
+    )
 
 
 @lru_cache(maxsize=8)
-def _read_edge_list(shown: str, real: str, inode: int, size: int, mtime_ns: int,
-                    n: int) -> Topology:  # fmt: skip
+def _read_edge_list(
+    shown: str, real: str, inode: int, size: int, mtime_ns: int, n: int
+) -> Topology:
     """Parse the file; the key's (inode, size, mtime) tie the cache to the file's contents."""
     g = nx.empty_graph(n)
     try:

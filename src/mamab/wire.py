@@ -575,9 +575,19 @@ def encode_frame(frame: Frame, spec: WireSpec) -> bytes:
     if len(messages) > _U16:
         raise ValueError(f"a frame holds at most {_U16} messages, got {len(messages)}")
     parts = [
-        _FRAME_HEADER.pack(MAGIC, VERSION, spec.algorithm_id, spec.n_arms, spec.n_agents,
-                           sender, receiver, stamp, round_, len(messages))
-    ]  # fmt: skip
+        _FRAME_HEADER.pack(
+            MAGIC,
+            VERSION,
+            spec.algorithm_id,
+            spec.n_arms,
+            spec.n_agents,
+            sender,
+            receiver,
+            stamp,
+            round_,
+            len(messages),
+        )
+    ]
     for message in messages:
         parts += _encode_message(message, frame, spec)
     return b"".join(parts)
@@ -615,7 +625,9 @@ def decode_frame(data: bytes, spec: WireSpec) -> Frame:
     except (TypeError, ValueError, BufferError) as error:
         raise InvalidMessage(f"unreadable frame buffer: {error}") from None
     if len(data) < FRAME_HEADER_BYTES:
-        raise InvalidMessage(f"truncated frame: {len(data)} bytes, the header takes {FRAME_HEADER_BYTES}")  # fmt: skip
+        raise InvalidMessage(
+            f"truncated frame: {len(data)} bytes, the header takes {FRAME_HEADER_BYTES}"
+        )
     magic, version, algorithm, k, n, sender, receiver, stamp, round_, count = (
         _FRAME_HEADER.unpack_from(data)
     )
@@ -624,9 +636,13 @@ def decode_frame(data: bytes, spec: WireSpec) -> Frame:
     if version != VERSION:
         raise InvalidMessage(f"wire format version {version}, this decoder reads {VERSION}")
     if algorithm != spec.algorithm_id:
-        raise InvalidMessage(f"algorithm id {algorithm}, expected {spec.algorithm_id} ({spec.algorithm})")  # fmt: skip
+        raise InvalidMessage(
+            f"algorithm id {algorithm}, expected {spec.algorithm_id} ({spec.algorithm})"
+        )
     if (k, n) != (spec.n_arms, spec.n_agents):
-        raise InvalidMessage(f"a frame for K={k}, N={n}, expected K={spec.n_arms}, N={spec.n_agents}")  # fmt: skip
+        raise InvalidMessage(
+            f"a frame for K={k}, N={n}, expected K={spec.n_arms}, N={spec.n_agents}"
+        )
     if problem := _link_problem(sender, receiver, spec):
         raise InvalidMessage(problem)
     offset, messages = FRAME_HEADER_BYTES, []

@@ -78,8 +78,9 @@ __all__ = [
 ]
 
 
-def lcc_shape(algorithm: str, topology: Topology, n_arms: int,
-              params: AlgorithmParams) -> tuple[int, int]:  # fmt: skip
+def lcc_shape(
+    algorithm: str, topology: Topology, n_arms: int, params: AlgorithmParams
+) -> tuple[int, int]:
     """(K', phases per epoch) of an LCC-family algorithm on ``topology``, paper defaults unless set
     (:func:`mamab.algorithms.lcc.agent.lcc_shape`; the variant comes from the spec)."""
     from mamab.algorithms.lcc.agent import lcc_shape as shape

@@ -23,9 +23,23 @@ from typing import Any
 
 #: Top-level packages never walked into (named only): mamab itself and the libraries it uses.
 LIBRARIES = frozenset(
-    {"mamab", "builtins", "numpy", "numba", "scipy", "networkx", "pandas", "pyarrow",
-     "matplotlib", "click", "dask", "distributed", "zmq", "llvmlite"}
-) | frozenset(sys.stdlib_module_names)  # fmt: skip
+    {
+        "mamab",
+        "builtins",
+        "numpy",
+        "numba",
+        "scipy",
+        "networkx",
+        "pandas",
+        "pyarrow",
+        "matplotlib",
+        "click",
+        "dask",
+        "distributed",
+        "zmq",
+        "llvmlite",
+    }
+) | frozenset(sys.stdlib_module_names)
 #: Modules without a package of files: scripts and notebooks (their code objects count).
 NO_PACKAGE = frozenset({"__main__", "builtins"})
 _PLAIN = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
@@ -170,9 +184,17 @@ class _Walker:
                 self.put("empty cell")
 
     def _code(self, code: types.CodeType, globals_: dict[str, Any]) -> None:
-        self.put(code.co_code.hex(), code.co_names, code.co_varnames, code.co_freevars,
-                 code.co_cellvars, code.co_argcount, code.co_posonlyargcount,
-                 code.co_kwonlyargcount, code.co_flags)  # fmt: skip
+        self.put(
+            code.co_code.hex(),
+            code.co_names,
+            code.co_varnames,
+            code.co_freevars,
+            code.co_cellvars,
+            code.co_argcount,
+            code.co_posonlyargcount,
+            code.co_kwonlyargcount,
+            code.co_flags,
+        )
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 self._code(const, globals_)

@@ -440,7 +440,9 @@ def _build_info(name: object, make: object, metadata: dict[str, Any], source: st
     if alpha is not None and (
         isinstance(alpha, bool) or not isinstance(alpha, int | float) or not alpha > 0
     ):
-        raise ConfigError(f"algorithm {name}: default_alpha must be a positive number, got {alpha!r}")  # fmt: skip
+        raise ConfigError(
+            f"algorithm {name}: default_alpha must be a positive number, got {alpha!r}"
+        )
     if metadata.get("alpha_from", "alpha") not in _PARAM_FIELDS:
         raise ConfigError(f"algorithm {name}: alpha_from must name an AlgorithmParams field")
     if not isinstance(metadata.get("description", ""), str):

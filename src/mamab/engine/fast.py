@@ -42,8 +42,9 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
     if spec.fast is None:  # simulate() falls back before getting here
         raise ConfigError(f"{config.algorithm} has no fast kernel; use the reference engine")
     driver = load_driver(spec)
-    run = FastRun(config, instance, grid, trace, resolved_params(spec, config.params),
-                  spec.fast.settings)  # fmt: skip
+    run = FastRun(
+        config, instance, grid, trace, resolved_params(spec, config.params), spec.fast.settings
+    )
     return driver(run)
 
 

@@ -84,8 +84,14 @@ class FastRun:
     def noise(self) -> Iterator[np.ndarray]:
         """The run's noise, block by block ((steps, agents); progress reported per block)."""
         c = self.config
-        return noise_chunks(self.instance.noise_rng(c.seed), c.reward, c.agents, c.horizon, CHUNK,
-                            self.instance.progress)  # fmt: skip
+        return noise_chunks(
+            self.instance.noise_rng(c.seed),
+            c.reward,
+            c.agents,
+            c.horizon,
+            CHUNK,
+            self.instance.progress,
+        )
 
 
 @dataclass
@@ -115,8 +121,14 @@ class Recording:
     attack_key: int
 
     @classmethod
-    def start(cls, config: Config, instance: Instance, grid: np.ndarray, trace: bool,
-              late_capacity: int = 1) -> Recording:  # fmt: skip
+    def start(
+        cls,
+        config: Config,
+        instance: Instance,
+        grid: np.ndarray,
+        trace: bool,
+        late_capacity: int = 1,
+    ) -> Recording:
         """``late_capacity``: the most messages one exchange can send (all may be delayed)."""
         n, horizon = config.agents, config.horizon
         crash = crash_steps(
@@ -148,8 +160,16 @@ class Recording:
 
     def out(self, grid: np.ndarray, trace: bool) -> Out:
         """The arrays a chunk kernel updates, as one named tuple (the same arrays, not copies)."""
-        return Out(self.pos, grid, self.regret, self.recorded, self.recorded_bits, self.counters,
-                   trace, self.trace_out)  # fmt: skip
+        return Out(
+            self.pos,
+            grid,
+            self.regret,
+            self.recorded,
+            self.recorded_bits,
+            self.counters,
+            trace,
+            self.trace_out,
+        )
 
     def faults(self) -> Faults:
         """The run's loss, delay and crashes, for the kernel."""

@@ -85,8 +85,9 @@ def exchange(
                 raise Breach(f"agent {message.sender} messaged non-neighbour {message.receiver}")
             counts["messages_sent"][message.sender] += 1
             counts["bits_sent"][message.sender] += message.bits
-            fate = message_fate(loss, delay, fault_key, step, round_, message.sender,
-                                message.receiver)  # fmt: skip
+            fate = message_fate(
+                loss, delay, fault_key, step, round_, message.sender, message.receiver
+            )
             if fate == DELAY:
                 later.append(message)
             elif fate == LOSE:
@@ -98,8 +99,9 @@ def exchange(
         round_ += 1
 
 
-def _deliver(agents: list[Agent], counts: dict[str, np.ndarray], message: Message,
-             alive: np.ndarray | None) -> None:  # fmt: skip
+def _deliver(
+    agents: list[Agent], counts: dict[str, np.ndarray], message: Message, alive: np.ndarray | None
+) -> None:
     """Hand ``message`` to its receiver, or count it lost if the receiver is dead."""
     if alive is not None and not alive[message.receiver]:
         _count_lost(counts, message)
@@ -188,8 +190,9 @@ def _run(
     """:func:`run_reference`'s loop; ``steps[0]`` follows the step, for a failure's message."""
     problem, topology = instance.problem, instance.topology
     n, horizon, k = config.agents, config.horizon, config.arms
-    agents = make_agents(config.algorithm, topology, k, horizon, config.params,
-                         instance.algorithm_rng(config.seed))  # fmt: skip
+    agents = make_agents(
+        config.algorithm, topology, k, horizon, config.params, instance.algorithm_rng(config.seed)
+    )
     players = [agent for agent in agents if agent.plays]
     idlers = [agent for agent in agents if not agent.plays]
     links = network(config.algorithm, topology)
@@ -227,8 +230,9 @@ def _run(
             for agent in idlers:
                 agent.tick()
             t += 1
-            held = exchange(agents, links, counts, t, config.loss, key, alive, config.delay, held,
-                            liars)  # fmt: skip
+            held = exchange(
+                agents, links, counts, t, config.loss, key, alive, config.delay, held, liars
+            )
             if t == grid[next_point]:
                 recorded[:, next_point] = regret
                 recorded_bits[:, next_point] = counts["bits_sent"][:n]

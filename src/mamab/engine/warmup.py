@@ -80,8 +80,17 @@ def warmup_configs():
     for algorithm in builtin_names():
         yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring")
         if supports_faults(algorithm):
-            yield Config(algorithm, agents=3, arms=6, horizon=64, graph="ring", loss=0.1,
-                         delay=0.1, crash_rate=0.01, recover_after=5)  # fmt: skip
+            yield Config(
+                algorithm,
+                agents=3,
+                arms=6,
+                horizon=64,
+                graph="ring",
+                loss=0.1,
+                delay=0.1,
+                crash_rate=0.01,
+                recover_after=5,
+            )
 
 
 def warmup(

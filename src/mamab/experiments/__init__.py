@@ -54,5 +54,11 @@ def sweep(
         )
     elif not isinstance(spec, SweepSpec):
         raise TypeError(f"spec must be a SweepSpec, a dict or a path, not {type(spec).__name__}")
-    return run_sweep(spec, out or Path(f"{spec.name}-results"), executor=executor, jobs=jobs,
-                     progress=progress, allow_long=allow_long)  # fmt: skip
+    return run_sweep(
+        spec,
+        out or Path(f"{spec.name}-results"),
+        executor=executor,
+        jobs=jobs,
+        progress=progress,
+        allow_long=allow_long,
+    )

@@ -47,8 +47,13 @@ from mamab.result import COUNTERS
 from mamab.stats import MedianBand, masked_mean, median_summary, per_agent_median
 from mamab.storage import atomic_write, write_parquet
 
-ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.string(),
-               tuple: pa.string()}  # fmt: skip
+ARROW_TYPES = {
+    int: pa.int64(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    str: pa.string(),
+    tuple: pa.string(),
+}
 #: Version of what the tables hold, recorded in metadata.json as ``table_schema`` (absent: 1).
 #: 2: summary.csv gains ``final_regret_runs`` and ``final_regret_ci_coverage`` (the band is
 #: labelled with the coverage it achieves, not 95%); bits and messages per agent are the median
@@ -56,10 +61,17 @@ ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.s
 #: null (not NaN) in Parquet.
 TABLE_SCHEMA = 2
 STATS_COLUMNS = (
-    "final_regret_median", "final_regret_ci_low", "final_regret_ci_high", "final_regret_runs",
-    "final_regret_ci_coverage", "bits_sent_per_agent_median", "messages_sent_per_agent_median",
-    "diameter_median", "max_degree_median", "crashed_agents_median",
-)  # fmt: skip
+    "final_regret_median",
+    "final_regret_ci_low",
+    "final_regret_ci_high",
+    "final_regret_runs",
+    "final_regret_ci_coverage",
+    "bits_sent_per_agent_median",
+    "messages_sent_per_agent_median",
+    "diameter_median",
+    "max_degree_median",
+    "crashed_agents_median",
+)
 SUMMARY_COLUMNS = ("experiment", "figure", *CONFIG_COLUMNS, "config_id", *STATS_COLUMNS)
 
 
@@ -244,10 +256,15 @@ def _config_columns(results: list[ConfigResult], counts: list[int]) -> dict[str,
     """
     extra = extra_columns(results)
     rows = [
-        {"experiment": r.experiment, "figure": r.figure, "config_id": r.config_id, **r.flat,
-         **_extra_row(r, extra)}
+        {
+            "experiment": r.experiment,
+            "figure": r.figure,
+            "config_id": r.config_id,
+            **r.flat,
+            **_extra_row(r, extra),
+        }
         for r in results
-    ]  # fmt: skip
+    ]
     types = {"experiment": pa.string(), "figure": pa.string(), "config_id": pa.string()}
     types.update({k: ARROW_TYPES[t] for k, t in CONFIG_TYPES.items()})
     types.update(extra)
@@ -268,8 +285,9 @@ def curves_table(results: list[ConfigResult]) -> pa.Table:
     )
     columns["t"] = np.concatenate([np.tile(r.grid, r.regret.shape[0]) for r in results])
     # a run without an honest surviving agent has no mean regret: null, not NaN
-    columns["regret"] = pa.array(np.concatenate([r.regret.reshape(-1) for r in results]),
-                                 from_pandas=True)  # fmt: skip
+    columns["regret"] = pa.array(
+        np.concatenate([r.regret.reshape(-1) for r in results]), from_pandas=True
+    )
     columns["bits"] = np.concatenate([r.bits.reshape(-1) for r in results])
     return pa.table(columns)
 
@@ -324,18 +342,25 @@ def summary_rows(results: list[ConfigResult]) -> list[dict[str, str]]:
         plugin = {
             f"extra.{k}": "" if v is None else str(v) for k, v in plugin_parameters(r).items()
         }
-        rows.append({
-            "experiment": r.experiment, "figure": r.figure,
-            **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS}, **plugin, "config_id": r.config_id,
-            "final_regret_median": _number(band.median),
-            "final_regret_ci_low": _number(band.low), "final_regret_ci_high": _number(band.high),
-            "final_regret_runs": str(band.runs),
-            "final_regret_ci_coverage": _number(band.coverage) if band.runs else "",
-            "bits_sent_per_agent_median": _number(r.per_agent("bits_sent")),
-            "messages_sent_per_agent_median": _number(r.per_agent("messages_sent")),
-            "diameter_median": _number(np.median(r.diameter)), "max_degree_median": _number(np.median(r.max_degree)),
-            "crashed_agents_median": _number(np.median((r.crash <= c["horizon"]).sum(axis=1))),
-        })  # fmt: skip
+        rows.append(
+            {
+                "experiment": r.experiment,
+                "figure": r.figure,
+                **{k: _text(flat[k], CONFIG_TYPES[k]) for k in CONFIG_COLUMNS},
+                **plugin,
+                "config_id": r.config_id,
+                "final_regret_median": _number(band.median),
+                "final_regret_ci_low": _number(band.low),
+                "final_regret_ci_high": _number(band.high),
+                "final_regret_runs": str(band.runs),
+                "final_regret_ci_coverage": _number(band.coverage) if band.runs else "",
+                "bits_sent_per_agent_median": _number(r.per_agent("bits_sent")),
+                "messages_sent_per_agent_median": _number(r.per_agent("messages_sent")),
+                "diameter_median": _number(np.median(r.diameter)),
+                "max_degree_median": _number(np.median(r.max_degree)),
+                "crashed_agents_median": _number(np.median((r.crash <= c["horizon"]).sum(axis=1))),
+            }
+        )
     return rows
 
 
@@ -371,10 +396,31 @@ def write_tables(results: list[ConfigResult], out: Path) -> list[dict[str, str]]
     return rows
 
 
-CURVES_NEEDS = ("experiment", "figure", "config_id", "algorithm", "agents", "arms", "horizon", "graph",
-                "run", "t", "regret", "bits")  # fmt: skip
-FINALS_NEEDS = ("experiment", "config_id", "run", "agent", "final_regret", *COUNTERS, "diameter",
-                "max_degree", "crash")  # fmt: skip
+CURVES_NEEDS = (
+    "experiment",
+    "figure",
+    "config_id",
+    "algorithm",
+    "agents",
+    "arms",
+    "horizon",
+    "graph",
+    "run",
+    "t",
+    "regret",
+    "bits",
+)
+FINALS_NEEDS = (
+    "experiment",
+    "config_id",
+    "run",
+    "agent",
+    "final_regret",
+    *COUNTERS,
+    "diameter",
+    "max_degree",
+    "crash",
+)
 
 
 def _read_table(path: Path, needs: tuple[str, ...]) -> dict[str, list]:
@@ -442,9 +488,11 @@ def _rebuild(curves: dict[str, list], finals: dict[str, list]) -> list[ConfigRes
         np.asarray(curves["regret"], dtype=float),
         np.asarray(curves["bits"], dtype=float),
     )
-    final = {name: np.asarray(finals[name], dtype=float if name == "final_regret" else np.int64)
-             for name in ("final_regret", *COUNTERS, "diameter", "max_degree", "crash",
-                          "liar") if name in finals}  # fmt: skip
+    final = {
+        name: np.asarray(finals[name], dtype=float if name == "final_regret" else np.int64)
+        for name in ("final_regret", *COUNTERS, "diameter", "max_degree", "crash", "liar")
+        if name in finals
+    }
     for key in dict.fromkeys(keys.tolist()):
         rows = np.flatnonzero(keys == key)
         n_runs = int(runs[rows].max()) + 1

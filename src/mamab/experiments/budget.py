@@ -17,13 +17,19 @@ def task_label(task: Task) -> str:
     """'experiment "sparse", coop-ucb2 N=100 K=1000 T=100000 erdos-renyi, runs 0-9'."""
     c = task.config
     last = c.first_run + c.runs - 1
-    return (f'experiment "{task.experiment}", {c.algorithm} N={c.agents} K={c.arms} '
-            f"T={c.horizon} {c.graph}, runs {c.first_run}-{last}")  # fmt: skip
+    return (
+        f'experiment "{task.experiment}", {c.algorithm} N={c.agents} K={c.arms} '
+        f"T={c.horizon} {c.graph}, runs {c.first_run}-{last}"
+    )
 
 
-def check_grid(tasks: list[Task], workers: int, allow_long: bool = False,
-               confirm: str = "pass allow_long=True to run it anyway",
-               memory: int | None = None) -> float:  # fmt: skip
+def check_grid(
+    tasks: list[Task],
+    workers: int,
+    allow_long: bool = False,
+    confirm: str = "pass allow_long=True to run it anyway",
+    memory: int | None = None,
+) -> float:
     """Refuse a sweep whose tasks cannot all run; returns the estimated seconds of ``tasks``
     spread over ``workers`` (each task runs on one core)."""
     memory = resources.available_memory() if memory is None else memory
@@ -44,7 +50,11 @@ def check_grid(tasks: list[Task], workers: int, allow_long: bool = False,
             )
         total += found.seconds
     seconds = total / max(1, min(workers, len(tasks) or 1))
-    resources.check_long(seconds, f"this sweep ({len(tasks)} tasks to run) would take about "
-                         f"{resources.human_seconds(seconds)} on {workers} workers",
-                         allow_long, confirm)  # fmt: skip
+    resources.check_long(
+        seconds,
+        f"this sweep ({len(tasks)} tasks to run) would take about "
+        f"{resources.human_seconds(seconds)} on {workers} workers",
+        allow_long,
+        confirm,
+    )
     return seconds

@@ -37,8 +37,14 @@ def _connect(scheduler: str, timeout: str) -> Any:
 class DaskExecutor:
     """Run tasks on a ``distributed.Client`` (given, or connected to ``scheduler``)."""
 
-    def __init__(self, client: Any = None, scheduler: str | None = None, shared: bool = False,
-                 retries: int = 3, timeout: str = CONNECT_TIMEOUT):  # fmt: skip
+    def __init__(
+        self,
+        client: Any = None,
+        scheduler: str | None = None,
+        shared: bool = False,
+        retries: int = 3,
+        timeout: str = CONNECT_TIMEOUT,
+    ):
         if client is None and not scheduler:
             raise ConfigError("the Dask executor needs --scheduler tcp://HOST:PORT (or a Client)")
         self.client = client

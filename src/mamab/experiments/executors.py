@@ -43,8 +43,9 @@ class LocalExecutor:
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         workers = min(self.jobs, len(tasks))
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent,
-                                 initargs=(os.getpid(),)) as pool:  # fmt: skip
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             pending = {pool.submit(run_task, task, out): task for task in tasks}
             try:
                 while pending:

@@ -76,8 +76,9 @@ def reproduce(
     if alpha is not None:
         spec = with_alpha(spec, alpha)
     with claimed(out, "sweep"):  # tables, figures and report.md of one run, never mixed
-        outcome = run_sweep(spec, out, executor=executor, jobs=jobs, allow_long=allow_long,
-                            confirm=confirm)  # fmt: skip
+        outcome = run_sweep(
+            spec, out, executor=executor, jobs=jobs, allow_long=allow_long, confirm=confirm
+        )
         figures = draw_all(outcome.results, out, bounds=bounds, style=style or Style())
         if spec.name.startswith("malicious"):
             title, notes = (
@@ -95,9 +96,11 @@ def reproduce(
 
 
 def _run_line(spec: SweepSpec, outcome: SweepOutcome) -> str:
-    return (f"Preset `{spec.name}`: seed {spec.seed}, {spec.runs} runs per configuration, new arm "
-            f"means (U(0,1)) and a new graph every run. {outcome.tasks_run} tasks computed in "
-            f"{outcome.seconds:.0f} s, {outcome.tasks_skipped} reused.")  # fmt: skip
+    return (
+        f"Preset `{spec.name}`: seed {spec.seed}, {spec.runs} runs per configuration, new arm "
+        f"means (U(0,1)) and a new graph every run. {outcome.tasks_run} tasks computed in "
+        f"{outcome.seconds:.0f} s, {outcome.tasks_skipped} reused."
+    )
 
 
 def _paper_notes(spec: SweepSpec, outcome: SweepOutcome, alpha: float | None) -> str:
@@ -113,18 +116,22 @@ def _paper_notes(spec: SweepSpec, outcome: SweepOutcome, alpha: float | None) ->
         f"this run: {ran or 'none'}), DEMAB's radius constant and best-arm rule, and relay's K'. "
         f"The 'Fidelity' sections compare each reading with the paper's figure axes and check the "
         f"paper's claims under each."
-    )  # fmt: skip
+    )
 
 
 def _malicious_notes(spec: SweepSpec, outcome: SweepOutcome, alpha: float | None) -> str:
-    stated = "" if alpha is None else (
-        f" alpha = {alpha:g} (--alpha) for LCC-UCB, its robust variant and no communication;"
-        " GosInE keeps its own."
-    )  # fmt: skip
+    stated = (
+        ""
+        if alpha is None
+        else (
+            f" alpha = {alpha:g} (--alpha) for LCC-UCB, its robust variant and no communication;"
+            " GosInE keeps its own."
+        )
+    )
     return (
         f"{_run_line(spec, outcome)} Liars are drawn anew every run among the N agents; they play "
         f"and talk like peers but forge every recommendation they send (docs/faults.md). Regret is "
         f"the mean over the honest agents. The robust variants block peers whose recommendations "
         f"do not prove out (docs/algorithms/lcc-ucb-robust.md, docs/algorithms/gosine-robust.md)."
         f"{stated}"
-    )  # fmt: skip
+    )

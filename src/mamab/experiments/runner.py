@@ -140,10 +140,13 @@ def _keyed(spec: object, graph_files: dict[str, str] | None) -> object:
             return {**config, "graph": f"sha256:{graph_files[config['graph']]}"}
         return config
 
-    return {**spec, "experiments": [
-        {**e, "configs": [key(c) for c in e.get("configs", [])]} if isinstance(e, dict) else e
-        for e in spec["experiments"]
-    ]}  # fmt: skip
+    return {
+        **spec,
+        "experiments": [
+            {**e, "configs": [key(c) for c in e.get("configs", [])]} if isinstance(e, dict) else e
+            for e in spec["experiments"]
+        ],
+    }
 
 
 def graph_file_digests(groups: list) -> dict[str, str]:
@@ -164,9 +167,9 @@ def check_distinct(spec: SweepSpec, groups: list) -> None:
             first, again = seen[key], config
             detail = (
                 f" (graph files {first.graph} and {again.graph} have the same contents)"
-                if first.graph != again.graph else f" ({again.algorithm}, N={again.agents}, "
-                f"K={again.arms}, T={again.horizon})"
-            )  # fmt: skip
+                if first.graph != again.graph
+                else f" ({again.algorithm}, N={again.agents}, K={again.arms}, T={again.horizon})"
+            )
             raise ConfigError(
                 f"{where}: the same configuration appears twice{detail}; list each once"
             )
@@ -179,10 +182,16 @@ def _lean(spec: object) -> object:
     if not isinstance(spec, dict) or not isinstance(spec.get("experiments"), list):
         return spec
     experiments = [
-        {**e, "configs": [without_new_defaults(c) if isinstance(c, dict) else c
-                          for c in e.get("configs", [])]} if isinstance(e, dict) else e
+        {
+            **e,
+            "configs": [
+                without_new_defaults(c) if isinstance(c, dict) else c for c in e.get("configs", [])
+            ],
+        }
+        if isinstance(e, dict)
+        else e
         for e in spec["experiments"]
-    ]  # fmt: skip
+    ]
     return {**spec, "experiments": experiments}
 
 
@@ -208,8 +217,13 @@ def _progress(spec: SweepSpec, todo: list[Task], total: int, show: bool | None) 
     """Agent-steps of the tasks to run: a bar on a terminal, plain lines elsewhere
     (``show=True``: a bar even off a terminal; False: nothing)."""
     steps = sum(task.agent_steps for task in todo)
-    return Progress(steps, f"{spec.name}: {total - len(todo)}/{total} tasks", "agent-steps",
-                    enabled=show is not False, tty=True if show else None)  # fmt: skip
+    return Progress(
+        steps,
+        f"{spec.name}: {total - len(todo)}/{total} tasks",
+        "agent-steps",
+        enabled=show is not False,
+        tty=True if show else None,
+    )
 
 
 def run_sweep(
@@ -281,16 +295,19 @@ def _run_sweep(
             bar.update(task_steps)
     seconds = time.perf_counter() - start
     results = collect(spec, directory, groups)  # every task from this code, or one line
-    write_json(directory / "metadata.json", {
-        "spec": spec.to_dict(),
-        "seeds": "run r of a configuration uses SeedSequence(seed, spawn_key=(r, stream)), "
-                 "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5, malicious=6",
-        "versions": package_versions(),
-        "provenance": {**current_provenance(), "format": FORMAT},
-        "table_schema": TABLE_SCHEMA,  # what summary.csv and the Parquet tables hold
-        "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
-        "graph_files": graph_file_digests(groups),
-    })  # fmt: skip
+    write_json(
+        directory / "metadata.json",
+        {
+            "spec": spec.to_dict(),
+            "seeds": "run r of a configuration uses SeedSequence(seed, spawn_key=(r, stream)), "
+            "streams: means=0, graph=1, noise=2, algorithm=3, faults=4, crashes=5, malicious=6",
+            "versions": package_versions(),
+            "provenance": {**current_provenance(), "format": FORMAT},
+            "table_schema": TABLE_SCHEMA,  # what summary.csv and the Parquet tables hold
+            "tasks": f"all {len(tasks)} task files share this provenance (checked when the tables were built)",
+            "graph_files": graph_file_digests(groups),
+        },
+    )
     summary = write_tables(results, directory)
     return SweepOutcome(
         results, summary, len(todo), len(tasks) - len(todo), steps, seconds, other_code, directory

@@ -428,8 +428,10 @@ def _check_distinct(where: str, key: str, values: list, from_file: bool) -> None
 
 #: Config fields that apply to some points only: the field -> (the field it depends on, the value
 #: it needs there, that field's default). Elsewhere a sweep drops them (see :func:`_drop_unused`).
-APPLIES_WHERE = {"sigma": ("reward", "gaussian", "bernoulli"),
-                 "edge_prob": ("graph", ERDOS_RENYI, "complete")}  # fmt: skip
+APPLIES_WHERE = {
+    "sigma": ("reward", "gaussian", "bernoulli"),
+    "edge_prob": ("graph", ERDOS_RENYI, "complete"),
+}
 
 
 def _drop_unused(fields: dict[str, Any]) -> bool:

@@ -49,11 +49,28 @@ OK, MISSING, UNUSABLE, OTHER_CODE = "ok", "missing", "unusable", "other-code"
 
 #: The fields ids were made of before issue 13. A field added since is left out of a
 #: configuration's id while it holds its default, so ids (and finished task files) stay valid.
-KEYED_FIELDS = frozenset({
-    "algorithm", "agents", "arms", "horizon", "runs", "seed", "reward", "sigma", "graph",
-    "edge_prob", "means", "params", "grid_points", "first_run", "loss", "crash_rate", "crash_at",
-    "recover_after",
-})  # fmt: skip
+KEYED_FIELDS = frozenset(
+    {
+        "algorithm",
+        "agents",
+        "arms",
+        "horizon",
+        "runs",
+        "seed",
+        "reward",
+        "sigma",
+        "graph",
+        "edge_prob",
+        "means",
+        "params",
+        "grid_points",
+        "first_run",
+        "loss",
+        "crash_rate",
+        "crash_at",
+        "recover_after",
+    }
+)
 KEYED_PARAMS = frozenset({"alpha", "k_prime", "sub_epochs", "gossip_exponent", "consensus_kappa"})
 _CONFIG_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config)}
 _PARAM_DEFAULTS = json.loads(json.dumps(dataclasses.asdict(AlgorithmParams())))
@@ -71,11 +88,17 @@ def without_new_defaults(fields: dict) -> dict:
     """A configuration's JSON dict without the fields added since ids were first made that hold
     their defaults (delay = 0, no liars, ...): ids and stored specifications from before a field
     existed stay valid."""
-    fields = {k: v for k, v in fields.items()
-              if k in KEYED_FIELDS or v != _CONFIG_DEFAULTS.get(k, dataclasses.MISSING)}  # fmt: skip
+    fields = {
+        k: v
+        for k, v in fields.items()
+        if k in KEYED_FIELDS or v != _CONFIG_DEFAULTS.get(k, dataclasses.MISSING)
+    }
     if isinstance(fields.get("params"), dict):
-        fields["params"] = {k: v for k, v in fields["params"].items()
-                            if k in KEYED_PARAMS or v != _PARAM_DEFAULTS.get(k, dataclasses.MISSING)}  # fmt: skip
+        fields["params"] = {
+            k: v
+            for k, v in fields["params"].items()
+            if k in KEYED_PARAMS or v != _PARAM_DEFAULTS.get(k, dataclasses.MISSING)
+        }
     return fields
 
 

@@ -17,9 +17,19 @@ from mamab.live.roster import load_roster, load_secret
 from mamab.live.transport import ZmqTransport
 
 
-def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_path: Path, *,
-              sync: bool, timeout: float, checkpoint: Path | None = None,
-              checkpoint_every: float = 2.0, resume: bool = False) -> dict:  # fmt: skip
+def run_agent(
+    config: Config,
+    run: int,
+    roster_path: Path,
+    node_id: int,
+    secret_path: Path,
+    *,
+    sync: bool,
+    timeout: float,
+    checkpoint: Path | None = None,
+    checkpoint_every: float = 2.0,
+    resume: bool = False,
+) -> dict:
     """Play node ``node_id`` of run ``run`` with its peers of the roster; its result record.
 
     ``checkpoint``: where to keep the node's checkpoint (mamab.live.checkpoint); ``resume``:
@@ -41,8 +51,16 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
     transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id])
     malicious, forge = liars(config, instance)
     record = run_record(config, run, sync, instance.topology, roster)
-    node = LiveNode(agents[node_id], transport, wire_spec(config), sync=sync, timeout=timeout,
-                    liars=forge, record=record, checkpointing=checkpoint is not None)  # fmt: skip
+    node = LiveNode(
+        agents[node_id],
+        transport,
+        wire_spec(config),
+        sync=sync,
+        timeout=timeout,
+        liars=forge,
+        record=record,
+        checkpointing=checkpoint is not None,
+    )
     checkpoints = None if checkpoint is None else Checkpoints(checkpoint, checkpoint_every)
     try:
         regret = resume_node(node, checkpoint) if resume else 0.0
@@ -58,6 +76,8 @@ def run_agent(config: Config, run: int, roster_path: Path, node_id: int, secret_
     result = node_record(node, regret, run, time.monotonic() - start, lies)
     result["incarnation"] = node.incarnation
     if checkpoints is not None:
-        result["checkpoints"] = {"written": checkpoints.written,
-                                 "seconds": round(checkpoints.seconds, 4)}  # fmt: skip
+        result["checkpoints"] = {
+            "written": checkpoints.written,
+            "seconds": round(checkpoints.seconds, 4),
+        }
     return result

@@ -34,8 +34,9 @@ def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
-def run_record(config: Config, run: int, sync: bool, topology: Topology | None = None,
-               roster: Any = None) -> dict:  # fmt: skip
+def run_record(
+    config: Config, run: int, sync: bool, topology: Topology | None = None, roster: Any = None
+) -> dict:
     """The record of run ``run`` of ``config`` as a node plays it: the Config's fields (``params``
     flattened as ``params.<name>``), the run, the mode, and digests of the graph the run uses
     and of the roster (ids, addresses, public keys)."""

@@ -43,10 +43,17 @@ class Checkpoints:
     def save(self, node: LiveNode, regret: float) -> None:
         """Write ``node``'s state (and the host's ``regret``) atomically; then acknowledge."""
         start = time.monotonic()
-        data = pickle.dumps({"format": FORMAT, "node": node.agent.agent_id,
-                             "digest": node.digest, "incarnation": node.incarnation,
-                             "regret": regret, "state": node.state()},
-                            protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+        data = pickle.dumps(
+            {
+                "format": FORMAT,
+                "node": node.agent.agent_id,
+                "digest": node.digest,
+                "incarnation": node.incarnation,
+                "regret": regret,
+                "state": node.state(),
+            },
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
         atomic_write(self.path, lambda tmp: tmp.write_bytes(data))
         node.saved()
         self._last = time.monotonic()

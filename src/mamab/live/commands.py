@@ -9,41 +9,86 @@ import click
 
 from mamab.options import problem_config, problem_options
 
-MODE = click.option("--sync/--async", "sync", default=False, show_default=True,
-                    help="sync: wait for the neighbours at each round (results equal mamab run's); "
-                         "async: never wait.")  # fmt: skip
-TIMEOUT = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
-                       show_default=True,
-                       help="Seconds a sync round waits for a neighbour before marking it silent.")  # fmt: skip
+MODE = click.option(
+    "--sync/--async",
+    "sync",
+    default=False,
+    show_default=True,
+    help="sync: wait for the neighbours at each round (results equal mamab run's); "
+    "async: never wait.",
+)
+TIMEOUT = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds a sync round waits for a neighbour before marking it silent.",
+)
 
 
 @click.command()
-@click.option("--roster", required=True, type=click.Path(path_type=Path),
-              help="roster.toml: every node's id, address and public key.")  # fmt: skip
+@click.option(
+    "--roster",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="roster.toml: every node's id, address and public key.",
+)
 @click.option("--id", "node_id", required=True, type=int, help="This node's id in the roster.")
-@click.option("--secret", required=True, type=click.Path(path_type=Path),
-              help="This node's secret key file (mode 0600).")  # fmt: skip
+@click.option(
+    "--secret",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="This node's secret key file (mode 0600).",
+)
 @problem_options
-@click.option("--run", "run", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Which run's seed streams (means, graph, noise) to use.")  # fmt: skip
+@click.option(
+    "--run",
+    "run",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Which run's seed streams (means, graph, noise) to use.",
+)
 @MODE
 @TIMEOUT
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Where to write this node's result.json [default: print it].")  # fmt: skip
-@click.option("--checkpoint", type=click.Path(path_type=Path), default=None,
-              help="Keep this node's checkpoint in this file (for --resume).")  # fmt: skip
-@click.option("--checkpoint-every", type=click.FloatRange(min=0), default=2.0,
-              show_default=True,
-              help="Seconds between checkpoints (at a step with an exchange; after any step "
-                   "once 4x that passed).")  # fmt: skip
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write this node's result.json [default: print it].",
+)
+@click.option(
+    "--checkpoint",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Keep this node's checkpoint in this file (for --resume).",
+)
+@click.option(
+    "--checkpoint-every",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    help="Seconds between checkpoints (at a step with an exchange; after any step "
+    "once 4x that passed).",
+)
 @click.option(
     "--resume",
     is_flag=True,
     help="Continue from --checkpoint (after a crash or kill), as a new incarnation.",
 )
-def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeout: float,
-          out: Path | None, checkpoint: Path | None, checkpoint_every: float, resume: bool,
-          **problem) -> None:  # fmt: skip
+def agent(
+    roster: Path,
+    node_id: int,
+    secret: Path,
+    run: int,
+    sync: bool,
+    timeout: float,
+    out: Path | None,
+    checkpoint: Path | None,
+    checkpoint_every: float,
+    resume: bool,
+    **problem,
+) -> None:
     """Run one node of a live run in this process, over the roster's authenticated network."""
     from mamab.algorithms.registry import require_wire
     from mamab.live.agent_process import run_agent
@@ -77,8 +122,13 @@ def agent(roster: Path, node_id: int, secret: Path, run: int, sync: bool, timeou
 
 @click.command()
 @problem_options
-@click.option("--runs", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Independent runs (new means, graph, noise), one after the other.")  # fmt: skip
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Independent runs (new means, graph, noise), one after the other.",
+)
 @MODE
 @TIMEOUT
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
@@ -93,8 +143,11 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     config = problem_config(**problem, runs=runs)
     require_wire(config.algorithm, sync)  # a plugin has no wire codec: one line, before any process
     directory = prepare_out_dir(out) if out is not None else None
-    click.echo(f"{runs} live runs of {node_count(config)} processes each "
-               f"({'sync' if sync else 'async'}, loopback)", err=True)  # fmt: skip
+    click.echo(
+        f"{runs} live runs of {node_count(config)} processes each "
+        f"({'sync' if sync else 'async'}, loopback)",
+        err=True,
+    )
     from mamab.progress import Progress
 
     with Progress(runs, f"live {config.algorithm}", "runs") as bar:
@@ -109,22 +162,34 @@ def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> 
     used, total = stats["final_regret_runs"], stats["runs"]
     if used:
         lo, hi = stats["final_regret_band"]
-        click.echo(f"{config.algorithm}: median final regret/agent {stats['final_regret_median']:.1f} "
-                   f"[{lo:.1f}, {hi:.1f}] (band: {percent_text(stats['final_regret_band_coverage'])} "
-                   f"coverage; {used} of {total} runs)")  # fmt: skip
+        click.echo(
+            f"{config.algorithm}: median final regret/agent {stats['final_regret_median']:.1f} "
+            f"[{lo:.1f}, {hi:.1f}] (band: {percent_text(stats['final_regret_band_coverage'])} "
+            f"coverage; {used} of {total} runs)"
+        )
     if used < total:
-        click.echo(f"mamab: warning: {total - used} of {total} runs had no honest agent that finished; the "
-                   "median and band leave them out", err=True)  # fmt: skip
+        click.echo(
+            f"mamab: warning: {total - used} of {total} runs had no honest agent that finished; the "
+            "median and band leave them out",
+            err=True,
+        )
     for r in summary["per_run"]:
         for s in r["silences"]:
-            back = ("not back before they finished" if s["back_at_step"] is None
-                    else f"back at step {s['back_at_step']}")  # fmt: skip
-            click.echo(f"run {r['run']}: node {s['node']} was silent from step {s['from_step']}, "
-                       f"{back} ({s['seconds']:.1f} s; noticed by "
-                       f"{', '.join(map(str, s['noticed_by']))})")  # fmt: skip
+            back = (
+                "not back before they finished"
+                if s["back_at_step"] is None
+                else f"back at step {s['back_at_step']}"
+            )
+            click.echo(
+                f"run {r['run']}: node {s['node']} was silent from step {s['from_step']}, "
+                f"{back} ({s['seconds']:.1f} s; noticed by "
+                f"{', '.join(map(str, s['noticed_by']))})"
+            )
         for s in r["stopped"]:
-            click.echo(f"run {r['run']}: node {s['node']} stopped answering "
-                       f"(noticed at step {s['noticed_at_step']})")  # fmt: skip
+            click.echo(
+                f"run {r['run']}: node {s['node']} stopped answering "
+                f"(noticed at step {s['noticed_at_step']})"
+            )
     if directory is not None:
         write_json(directory / "summary.json", summary)
         click.echo(f"wrote {directory / 'summary.json'}")

@@ -42,9 +42,24 @@ def node_count(config: Config) -> int:
 
 def problem_flags(config: Config, sync: bool) -> list[str]:
     """The flags that make a node's run (the problem flags of ``config`` and the mode)."""
-    flags = ["--algorithm", config.algorithm, "-N", str(config.agents), "-K", str(config.arms),
-             "-T", str(config.horizon), "--seed", str(config.seed), "--graph", config.graph,
-             "--reward", config.reward, "--sigma", repr(config.sigma)]  # fmt: skip
+    flags = [
+        "--algorithm",
+        config.algorithm,
+        "-N",
+        str(config.agents),
+        "-K",
+        str(config.arms),
+        "-T",
+        str(config.horizon),
+        "--seed",
+        str(config.seed),
+        "--graph",
+        config.graph,
+        "--reward",
+        config.reward,
+        "--sigma",
+        repr(config.sigma),
+    ]
     if config.edge_prob is not None:
         flags += ["--edge-prob", repr(config.edge_prob)]
     if config.params.alpha is not None:
@@ -54,12 +69,36 @@ def problem_flags(config: Config, sync: bool) -> list[str]:
     return [*flags, "--sync" if sync else "--async"]
 
 
-def agent_command(config: Config, run: int, roster: Path, node: int, secret: Path, out: Path,
-                  sync: bool, timeout: float) -> list[str]:  # fmt: skip
+def agent_command(
+    config: Config,
+    run: int,
+    roster: Path,
+    node: int,
+    secret: Path,
+    out: Path,
+    sync: bool,
+    timeout: float,
+) -> list[str]:
     """The ``mamab agent`` command line of one node (the problem flags of ``config``)."""
-    return [sys.executable, "-m", "mamab", "agent", "--roster", str(roster), "--id", str(node),
-            "--secret", str(secret), "--run", str(run), "--timeout", repr(timeout),
-            "--out", str(out), *problem_flags(config, sync)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "mamab",
+        "agent",
+        "--roster",
+        str(roster),
+        "--id",
+        str(node),
+        "--secret",
+        str(secret),
+        "--run",
+        str(run),
+        "--timeout",
+        repr(timeout),
+        "--out",
+        str(out),
+        *problem_flags(config, sync),
+    ]
 
 
 # -- the private directory of a run's keys ------------------------------------------------------
@@ -116,8 +155,9 @@ def private_directory() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def run_fleet(config: Config, run: int, *, sync: bool, timeout: float,
-              directory: Path | None = None) -> list[dict | None]:  # fmt: skip
+def run_fleet(
+    config: Config, run: int, *, sync: bool, timeout: float, directory: Path | None = None
+) -> list[dict | None]:
     """Start every node of run ``run`` as a process on free loopback ports; their records.
 
     A node that dies (killed, crashed) has no record (None); the others finish without it.
@@ -133,12 +173,24 @@ def run_fleet(config: Config, run: int, *, sync: bool, timeout: float,
     try:
         for node in range(m):
             with open(directory / f"agent-{node}.log", "wb") as log:
-                procs.append(subprocess.Popen(
-                    agent_command(config, run, roster, node, directory / f"agent-{node}.secret",
-                                  directory / f"agent-{node}.json", sync, timeout),
-                    stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
-                    env={**os.environ, "MAMAB_PARENT_PID": str(os.getpid())},
-                ))  # fmt: skip
+                procs.append(
+                    subprocess.Popen(
+                        agent_command(
+                            config,
+                            run,
+                            roster,
+                            node,
+                            directory / f"agent-{node}.secret",
+                            directory / f"agent-{node}.json",
+                            sync,
+                            timeout,
+                        ),
+                        stdout=subprocess.DEVNULL,
+                        stderr=log,
+                        stdin=subprocess.DEVNULL,
+                        env={**os.environ, "MAMAB_PARENT_PID": str(os.getpid())},
+                    )
+                )
         for proc in procs:
             proc.wait()
     finally:
@@ -153,8 +205,11 @@ def run_fleet(config: Config, run: int, *, sync: bool, timeout: float,
             records.append(json.loads(path.read_text()))
         elif proc.returncode == 2:  # an input error: the node said why in one line
             lines = (directory / f"agent-{node}.log").read_text().strip().splitlines()
-            raise ConfigError(lines[-1].removeprefix("mamab: error: ") if lines else
-                              f"node {node} refused its input")  # fmt: skip
+            raise ConfigError(
+                lines[-1].removeprefix("mamab: error: ")
+                if lines
+                else f"node {node} refused its input"
+            )
         else:
             records.append(None)
     return records
@@ -169,9 +224,16 @@ def silence_report(records: list[dict | None]) -> list[dict]:
     for observer, record in enumerate(records):
         for s in (record or {}).get("silences", []):
             back = s["back_at_step"]
-            entry = seen.setdefault((s["node"], s["from_step"], back is None), {
-                "node": s["node"], "noticed_by": [], "from_step": s["from_step"],
-                "back_at_step": back, "seconds": 0.0})  # fmt: skip
+            entry = seen.setdefault(
+                (s["node"], s["from_step"], back is None),
+                {
+                    "node": s["node"],
+                    "noticed_by": [],
+                    "from_step": s["from_step"],
+                    "back_at_step": back,
+                    "seconds": 0.0,
+                },
+            )
             entry["noticed_by"].append(observer)
             entry["seconds"] = max(entry["seconds"], s["seconds"])
             if back is not None:
@@ -196,31 +258,36 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
 
         lies = draw_malicious(config.seed, run, config.agents, config.malicious)[0]
         liars = np.flatnonzero(lies).tolist()  # the run's draw: also for nodes that died
-        finished = [r["final_regret"] for r, lied in zip(agents, lies, strict=True)
-                    if r is not None and not lied]  # fmt: skip
+        finished = [
+            r["final_regret"]
+            for r, lied in zip(agents, lies, strict=True)
+            if r is not None and not lied
+        ]
         noticed: dict[int, int] = {}
         for record in records:
             for peer, step in (record or {}).get("silent", {}).items():
                 noticed[int(peer)] = min(step, noticed.get(int(peer), step))
         silences = silence_report(records)
         stopped = [i for i, r in enumerate(records) if r is None]  # did not finish its run
-        per_run.append({
-            "run": run,
-            "final_regret_per_agent": column("final_regret"),
-            "final_regret_mean": float(np.mean(finished)) if finished else None,
-            **({"malicious_agents": liars} if liars else {}),
-            "messages_sent_per_agent": column("messages_sent"),
-            "bits_sent_per_agent": column("bits_sent"),
-            "messages_received_per_agent": column("messages_received"),
-            "bits_received_per_agent": column("bits_received"),
-            "wire_bytes_sent_per_agent": column("wire_bytes_sent"),
-            "wire_bytes_received_per_agent": column("wire_bytes_received"),
-            "refused_per_node": [None if r is None else r["refused"] for r in records],
-            "waits_per_agent": column("waits"),
-            "seconds_per_agent": column("seconds"),
-            "stopped": [{"node": i, "noticed_at_step": noticed.get(i)} for i in stopped],
-            "silences": silences,
-        })  # fmt: skip
+        per_run.append(
+            {
+                "run": run,
+                "final_regret_per_agent": column("final_regret"),
+                "final_regret_mean": float(np.mean(finished)) if finished else None,
+                **({"malicious_agents": liars} if liars else {}),
+                "messages_sent_per_agent": column("messages_sent"),
+                "bits_sent_per_agent": column("bits_sent"),
+                "messages_received_per_agent": column("messages_received"),
+                "bits_received_per_agent": column("bits_received"),
+                "wire_bytes_sent_per_agent": column("wire_bytes_sent"),
+                "wire_bytes_received_per_agent": column("wire_bytes_received"),
+                "refused_per_node": [None if r is None else r["refused"] for r in records],
+                "waits_per_agent": column("waits"),
+                "seconds_per_agent": column("seconds"),
+                "stopped": [{"node": i, "noticed_at_step": noticed.get(i)} for i in stopped],
+                "silences": silences,
+            }
+        )
     return {
         "algorithm": config.algorithm,
         "agents": config.agents,
@@ -246,8 +313,12 @@ def _statistics(config: Config, per_run: list[dict]) -> dict:
         )
 
     means = [np.nan if r["final_regret_mean"] is None else r["final_regret_mean"] for r in per_run]
-    return run_statistics([r["run"] for r in per_run], np.array(means, dtype=float),
-                          counter("bits_sent_per_agent"), counter("messages_sent_per_agent"))  # fmt: skip
+    return run_statistics(
+        [r["run"] for r in per_run],
+        np.array(means, dtype=float),
+        counter("bits_sent_per_agent"),
+        counter("messages_sent_per_agent"),
+    )
 
 
 def _finished_runs(config: Config, sync: bool, out: Path) -> dict[int, list[dict | None]]:
@@ -267,14 +338,17 @@ def _finished_runs(config: Config, sync: bool, out: Path) -> dict[int, list[dict
         except (OSError, ValueError, KeyError, TypeError):
             raise ConfigError(f"{path} is not a live run's file; use another --out") from None
         if not same:
-            raise ConfigError(f"{out} holds live runs of another configuration ({path}: "
-                              f"{' '.join(data['flags'])}); use another --out")  # fmt: skip
+            raise ConfigError(
+                f"{out} holds live runs of another configuration ({path}: "
+                f"{' '.join(data['flags'])}); use another --out"
+            )
         done[run] = records
     return done
 
 
-def run_live(config: Config, *, sync: bool, timeout: float, progress=None,
-             out: Path | None = None) -> dict:  # fmt: skip
+def run_live(
+    config: Config, *, sync: bool, timeout: float, progress=None, out: Path | None = None
+) -> dict:
     """Every run of ``config`` live, one after the other; the summary.
 
     With ``out``, each run is written to ``out/runs/run-<run>.json`` as it ends, and a run
@@ -282,11 +356,22 @@ def run_live(config: Config, *, sync: bool, timeout: float, progress=None,
     """
     wire_spec(config)  # an algorithm the wire format does not know is refused before any start
     require_wire(config.algorithm, sync)  # sync-only algorithms refuse async mode
-    flags = problem_config(config.algorithm, config.agents, config.arms, config.horizon,
-                           config.seed, config.graph, config.edge_prob, config.reward,
-                           config.sigma, config.params.alpha, runs=config.runs,
-                           first_run=config.first_run, malicious=config.malicious,
-                           attack=config.attack)  # fmt: skip
+    flags = problem_config(
+        config.algorithm,
+        config.agents,
+        config.arms,
+        config.horizon,
+        config.seed,
+        config.graph,
+        config.edge_prob,
+        config.reward,
+        config.sigma,
+        config.params.alpha,
+        runs=config.runs,
+        first_run=config.first_run,
+        malicious=config.malicious,
+        attack=config.attack,
+    )
     if flags != config:
         raise ConfigError(
             "a live run passes its nodes only the problem flags of mamab run (algorithm, N, K, "
@@ -307,8 +392,10 @@ def run_live(config: Config, *, sync: bool, timeout: float, progress=None,
         runs.append(run_fleet(config, run, sync=sync, timeout=timeout))
         if out is not None:
             (out / RUNS).mkdir(exist_ok=True)
-            write_json(out / RUNS / f"run-{run}.json",
-                       {"flags": problem_flags(config, sync), "run": run, "records": runs[-1]})  # fmt: skip
+            write_json(
+                out / RUNS / f"run-{run}.json",
+                {"flags": problem_flags(config, sync), "run": run, "records": runs[-1]},
+            )
         if progress is not None:
             progress(run, time.monotonic() - start)
     return live_summary(config, runs, sync)

@@ -126,5 +126,17 @@ def decode_control(envelope: Envelope) -> Control:
     return Control(sender, receiver, want, bool(flags & ANSWER), rest[:DIGEST_BYTES], record)
 
 
-__all__ = ["ACK", "DATA", "HEADER_BYTES", "HELLO", "Control", "Envelope", "decode",
-           "decode_control", "encode", "encode_control", "incarnation", "new_session"]  # fmt: skip
+__all__ = [
+    "ACK",
+    "DATA",
+    "HEADER_BYTES",
+    "HELLO",
+    "Control",
+    "Envelope",
+    "decode",
+    "decode_control",
+    "encode",
+    "encode_control",
+    "incarnation",
+    "new_session",
+]

@@ -104,18 +104,30 @@ class LiveNode:
     Not thread-safe: one host thread drives it (and its transport).
     """
 
-    def __init__(self, agent: Agent, transport: Transport, spec: WireSpec, *, sync: bool = False,
-                 timeout: float = 30.0,
-                 liars: Callable[[Message], Message] | None = None,
-                 hold_frames: int = HOLD_FRAMES, hold_bytes: int = HOLD_BYTES,
-                 record: dict | None = None, incarnation: int = 1, probe: float | None = None,
-                 outbox_frames: int = OUTBOX_FRAMES, outbox_bytes: int = OUTBOX_BYTES,
-                 checkpointing: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        agent: Agent,
+        transport: Transport,
+        spec: WireSpec,
+        *,
+        sync: bool = False,
+        timeout: float = 30.0,
+        liars: Callable[[Message], Message] | None = None,
+        hold_frames: int = HOLD_FRAMES,
+        hold_bytes: int = HOLD_BYTES,
+        record: dict | None = None,
+        incarnation: int = 1,
+        probe: float | None = None,
+        outbox_frames: int = OUTBOX_FRAMES,
+        outbox_bytes: int = OUTBOX_BYTES,
+        checkpointing: bool = False,
+    ):
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         if hold_frames < 1 or hold_bytes < 1:
-            raise ValueError(f"hold_frames and hold_bytes must be positive, got "
-                             f"{hold_frames}, {hold_bytes}")  # fmt: skip
+            raise ValueError(
+                f"hold_frames and hold_bytes must be positive, got {hold_frames}, {hold_bytes}"
+            )
         self.agent = agent
         self.transport = transport
         self.spec = spec
@@ -304,8 +316,9 @@ class LiveNode:
     def _transmit(self, seq: int, frame: Frame, body: bytes | None = None) -> None:
         lk = self._links[frame.receiver]
         body = encode_frame(frame, self.spec) if body is None else body
-        self.transport.send(frame.receiver, link.encode(link.DATA, self.session, seq,
-                                                         self._ack(lk), body))  # fmt: skip
+        self.transport.send(
+            frame.receiver, link.encode(link.DATA, self.session, seq, self._ack(lk), body)
+        )
 
     def _ack(self, lk: Link) -> int:
         return lk.saved if self.checkpointing else lk.taken
@@ -313,8 +326,9 @@ class LiveNode:
     def _hello(self, v: int, answer: bool) -> None:
         lk = self._links[v]
         control = link.Control(self.agent.agent_id, v, lk.taken, answer, self.digest, self.record)
-        self.transport.send(v, link.encode_control(link.HELLO, self.session, self._ack(lk),
-                                                   control))  # fmt: skip
+        self.transport.send(
+            v, link.encode_control(link.HELLO, self.session, self._ack(lk), control)
+        )
         lk.asked = lk.taken
 
     def _ask_resend(self, v: int, again: bool = False) -> None:
@@ -328,8 +342,7 @@ class LiveNode:
             return
         lk.asked = lk.taken
         control = link.Control(self.agent.agent_id, v, lk.taken)
-        self.transport.send(v, link.encode_control(link.ACK, self.session, self._ack(lk),
-                                                   control))  # fmt: skip
+        self.transport.send(v, link.encode_control(link.ACK, self.session, self._ack(lk), control))
 
     def _acknowledged(self, lk: Link, ack: int) -> None:
         while lk.outbox and lk.outbox[0][0] <= ack:
@@ -363,8 +376,11 @@ class LiveNode:
 
     def _await_round(self, step: int, round_: int) -> dict[int, Frame]:
         """One frame of (step, round) from each neighbour still answering, or the timeout."""
-        got = {s: frame for s in self._waiting_for
-               if (frame := self._take((step, round_, s))) is not None}  # fmt: skip
+        got = {
+            s: frame
+            for s in self._waiting_for
+            if (frame := self._take((step, round_, s))) is not None
+        }
         missing = self._waiting_for - got.keys() - self._finished
         if not missing:
             return got
@@ -429,8 +445,10 @@ class LiveNode:
         (None: never, as far as this node saw) and for how many seconds (so far, if never)."""
         now = time.monotonic()
         still = [(v, step, None, now - t) for v, (step, t) in self._silent_since.items()]
-        return [{"node": v, "from_step": a, "back_at_step": b, "seconds": round(sec, 3)}
-                for v, a, b, sec in sorted(self._silences + still, key=lambda x: (x[1], x[0]))]  # fmt: skip
+        return [
+            {"node": v, "from_step": a, "back_at_step": b, "seconds": round(sec, 3)}
+            for v, a, b, sec in sorted(self._silences + still, key=lambda x: (x[1], x[0]))
+        ]
 
     # -- receiving --
 
@@ -481,8 +499,11 @@ class LiveNode:
             self._back(frame.sender)
             self._finished.add(frame.sender)
             return True, None, 0
-        if (self.sync and frame.sender not in self._waiting_for
-                and (frame.stamp, frame.round) >= self._last_round):  # fmt: skip
+        if (
+            self.sync
+            and frame.sender not in self._waiting_for
+            and (frame.stamp, frame.round) >= self._last_round
+        ):
             self._back(frame.sender)  # a silent neighbour is back in step: wait for it again
             self._waiting_for.add(frame.sender)
         return True, frame, len(envelope.body)
@@ -606,5 +627,18 @@ class LiveNode:
 
 
 #: The fields of a LiveNode a checkpoint keeps.
-_STATE = ("agent", "counts", "_waiting_for", "_finished", "_pending", "_due", "_held",
-          "_newest", "_silent_since", "_last_round", "_silences", "_links", "last_rounds")  # fmt: skip
+_STATE = (
+    "agent",
+    "counts",
+    "_waiting_for",
+    "_finished",
+    "_pending",
+    "_due",
+    "_held",
+    "_newest",
+    "_silent_since",
+    "_last_round",
+    "_silences",
+    "_links",
+    "last_rounds",
+)

@@ -26,8 +26,14 @@ def fleet(config: Config, run: int) -> tuple[Instance, list[Agent], Topology]:
     own node, so means, graph and the algorithm's draws agree with the simulator's.
     """
     instance = make_instance(config, run)
-    agents = make_agents(config.algorithm, instance.topology, config.arms, config.horizon,
-                         config.params, instance.algorithm_rng(config.seed))  # fmt: skip
+    agents = make_agents(
+        config.algorithm,
+        instance.topology,
+        config.arms,
+        config.horizon,
+        config.params,
+        instance.algorithm_rng(config.seed),
+    )
     return instance, agents, network(config.algorithm, instance.topology)
 
 
@@ -40,8 +46,14 @@ def wire_spec(config: Config) -> WireSpec:
     return WireSpec(config.algorithm, config.arms, config.agents)
 
 
-def play(node: LiveNode, config: Config, instance: Instance, hold: Hold | None = None,
-         checkpoints: Checkpoints | None = None, regret: float = 0.0) -> float:  # fmt: skip
+def play(
+    node: LiveNode,
+    config: Config,
+    instance: Instance,
+    hold: Hold | None = None,
+    checkpoints: Checkpoints | None = None,
+    regret: float = 0.0,
+) -> float:
     """Play the horizon from the node's clock (0, or its checkpoint's step), or keep time for a
     node that does not play; its final regret (``regret``: what it had at its clock).
 
@@ -67,8 +79,9 @@ def play(node: LiveNode, config: Config, instance: Instance, hold: Hold | None =
         return 0.0
     problem, me = instance.problem, agent.agent_id
     skip = node.clock  # steps played before the checkpoint: their noise is drawn and passed
-    for noise in noise_chunks(instance.noise_rng(config.seed), config.reward, config.agents,
-                              config.horizon):  # fmt: skip
+    for noise in noise_chunks(
+        instance.noise_rng(config.seed), config.reward, config.agents, config.horizon
+    ):
         column = noise[min(skip, len(noise)) :, me]
         skip = max(0, skip - len(noise))
         for value in column:
@@ -79,8 +92,9 @@ def play(node: LiveNode, config: Config, instance: Instance, hold: Hold | None =
     return float(regret)
 
 
-def node_record(node: LiveNode, regret: float, run: int, seconds: float,
-                malicious: bool = False) -> dict:  # fmt: skip
+def node_record(
+    node: LiveNode, regret: float, run: int, seconds: float, malicious: bool = False
+) -> dict:
     """What ``mamab agent`` writes as result.json: regret, counters, wire bytes, refusals."""
     counts = asdict(node.counts)
     stats = node.transport.stats

@@ -116,9 +116,13 @@ def check_distinct_addresses(addresses: list[str], where: str) -> None:
         for endpoint in sorted(endpoints(address)):
             other = seen.setdefault(endpoint, node)
             if other != node:
-                same = "" if addresses[other] == address else (
-                    f" ({addresses[other]} and {address} both reach {endpoint[0]} port {endpoint[1]})"
-                )  # fmt: skip
+                same = (
+                    ""
+                    if addresses[other] == address
+                    else (
+                        f" ({addresses[other]} and {address} both reach {endpoint[0]} port {endpoint[1]})"
+                    )
+                )
                 raise ConfigError(f"{where}: nodes {other} and {node} share an address{same}")
 
 

@@ -31,8 +31,17 @@ def consensus_weights(degree: int, max_degree: int, kappa: float) -> tuple[float
 
 
 class CoopUcbAgent(Agent):
-    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...],
-                 n_agents: int, max_degree: int, alpha: float = 2.0, kappa: float = 1.0):  # fmt: skip
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        neighbours: tuple[int, ...],
+        n_agents: int,
+        max_degree: int,
+        alpha: float = 2.0,
+        kappa: float = 1.0,
+    ):
         super().__init__(agent_id, n_arms, horizon, neighbours)
         self.n_agents = n_agents
         self.alpha = alpha
@@ -83,8 +92,12 @@ class CoopUcbAgent(Agent):
             raise InvalidMessage(f"agent {self.agent_id}: coop-UCB2 payload must be (counts, sums)")
         counts, sums = payload
         for values in (counts, sums):
-            if not (isinstance(values, np.ndarray) and values.shape == (self.n_arms,) and values.dtype == np.float64
-                    and np.all(np.isfinite(values))):  # fmt: skip
+            if not (
+                isinstance(values, np.ndarray)
+                and values.shape == (self.n_arms,)
+                and values.dtype == np.float64
+                and np.all(np.isfinite(values))
+            ):
                 raise InvalidMessage(
                     f"agent {self.agent_id}: coop-UCB2 estimates must be {self.n_arms} finite floats"
                 )
@@ -112,12 +125,21 @@ class CoopUcbAgent(Agent):
         self._own, self._inbox = None, {}
 
 
-def make_coop(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
-              rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_coop(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     n = topology.n_agents
     alpha = params.alpha
     return [
-        CoopUcbAgent(i, n_arms, horizon, topology.neighbours[i], n, topology.max_degree, alpha,
-                     params.consensus_kappa)
+        CoopUcbAgent(
+            i,
+            n_arms,
+            horizon,
+            topology.neighbours[i],
+            n,
+            topology.max_degree,
+            alpha,
+            params.consensus_kappa,
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]

@@ -29,10 +29,15 @@ def coop_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
 LISTED = 4
 SPECS = (
     AlgorithmSpec(
-        "coop-ucb2", make_coop, "coop-UCB2 (Landgren et al.): running consensus",
-        default_alpha=DEFAULT_ALPHA, reads=("alpha", "consensus_kappa"), parameters=(),
+        "coop-ucb2",
+        make_coop,
+        "coop-UCB2 (Landgren et al.): running consensus",
+        default_alpha=DEFAULT_ALPHA,
+        reads=("alpha", "consensus_kappa"),
+        parameters=(),
         fast=FastEngine("mamab.algorithms.coop.driver:run", ("mamab.algorithms.coop.kernel",)),
-        wire=WireFormat(8, (MessageKind(None, "estimates"),)), cost=Cost(coop_cost),
+        wire=WireFormat(8, (MessageKind(None, "estimates"),)),
+        cost=Cost(coop_cost),
         colour="tab:olive",
     ),
-)  # fmt: skip
+)

@@ -96,8 +96,9 @@ def mixing_plan(topology: Topology, epsilon: float = DEFAULT_EPSILON) -> MixingP
     lam = second_eigenvalue(topology)
     rounds = mixing_rounds(topology.n_agents, lam, epsilon)
     gains = chebyshev_gains(lam, rounds)
-    return MixingPlan(1.0 / (topology.max_degree + 1), lam, rounds, gains,
-                      tuple(g - 1.0 for g in gains))  # fmt: skip
+    return MixingPlan(
+        1.0 / (topology.max_degree + 1), lam, rounds, gains, tuple(g - 1.0 for g in gains)
+    )
 
 
 Pair = tuple[np.ndarray, np.ndarray]  # (counts, sums), float64 arrays of shape (K,)
@@ -106,9 +107,17 @@ Pair = tuple[np.ndarray, np.ndarray]  # (counts, sums), float64 arrays of shape 
 class DducbAgent(Agent):
     """One DDUCB agent; ``plan`` comes from :func:`mixing_plan` on the run's graph."""
 
-    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...],
-                 n_agents: int, plan: MixingPlan, alpha: float = DEFAULT_ALPHA,
-                 local: bool = True):  # fmt: skip
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        neighbours: tuple[int, ...],
+        n_agents: int,
+        plan: MixingPlan,
+        alpha: float = DEFAULT_ALPHA,
+        local: bool = True,
+    ):
         super().__init__(agent_id, n_arms, horizon, neighbours)
         self.n_agents = n_agents
         self.plan = plan
@@ -180,8 +189,12 @@ class DducbAgent(Agent):
         if not (isinstance(payload, tuple) and len(payload) == 2):
             raise InvalidMessage(f"agent {self.agent_id}: DDUCB payload must be (counts, sums)")
         for values in payload:
-            if not (isinstance(values, np.ndarray) and values.dtype == np.float64
-                    and values.shape == (self.n_arms,) and np.all(np.isfinite(values))):  # fmt: skip
+            if not (
+                isinstance(values, np.ndarray)
+                and values.dtype == np.float64
+                and values.shape == (self.n_arms,)
+                and np.all(np.isfinite(values))
+            ):
                 raise InvalidMessage(
                     f"agent {self.agent_id}: DDUCB iterates must be {self.n_arms} finite float64s"
                 )
@@ -234,13 +247,22 @@ class DducbAgent(Agent):
         return best
 
 
-def make_dducb(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
-               rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_dducb(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     n = topology.n_agents
     plan = mixing_plan(topology, params.dducb_epsilon)
     alpha = params.alpha
     return [
-        DducbAgent(i, n_arms, horizon, topology.neighbours[i], n, plan, alpha,
-                   params.dducb_index == "every-step")
+        DducbAgent(
+            i,
+            n_arms,
+            horizon,
+            topology.neighbours[i],
+            n,
+            plan,
+            alpha,
+            params.dducb_index == "every-step",
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]

@@ -30,12 +30,17 @@ def dducb_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
 LISTED = 5
 SPECS = (
     AlgorithmSpec(
-        "dducb", make_dducb,
+        "dducb",
+        make_dducb,
         "DDUCB (Martínez-Rubio et al. 2019): accelerated gossip of sums and counts",
-        needs_connected=True, default_alpha=DEFAULT_ALPHA, faults=False, parameters=(),
+        needs_connected=True,
+        default_alpha=DEFAULT_ALPHA,
+        faults=False,
+        parameters=(),
         reads=("alpha", "dducb_epsilon", "dducb_index"),
         fast=FastEngine("mamab.algorithms.dducb.driver:run", ("mamab.algorithms.dducb.kernel",)),
-        wire=WireFormat(9, (MessageKind(None, "iterates"),)), cost=Cost(dducb_cost),
+        wire=WireFormat(9, (MessageKind(None, "iterates"),)),
+        cost=Cost(dducb_cost),
         colour="tab:pink",
     ),
-)  # fmt: skip
+)

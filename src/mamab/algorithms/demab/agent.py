@@ -58,8 +58,17 @@ def count_bits(n_arms: int) -> int:
 class DemabAgent(Agent):
     """One DEMAB agent; its only neighbour is the server."""
 
-    def __init__(self, agent_id: int, n_arms: int, horizon: int, server: int, arms: list[int],
-                 n_agents: int, alpha: float = 2.0, best_arm: str = "shared"):  # fmt: skip
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        server: int,
+        arms: list[int],
+        n_agents: int,
+        alpha: float = 2.0,
+        best_arm: str = "shared",
+    ):
         super().__init__(agent_id, n_arms, horizon, (server,))
         self.server = server
         self.alpha = alpha  # c in the elimination radius sqrt(c·log T / n)
@@ -262,13 +271,16 @@ class DemabServer(Agent):
             self._lists, self._waiting = {}, []
             if complete:
                 new = redivide(arms, self.n_agents)
-                out = [self._message(n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
-                       for n in range(self.n_agents)]  # fmt: skip
+                out = [
+                    self._message(n, ("assign", tuple(new[n])), max(1, len(new[n]) * self._bits))
+                    for n in range(self.n_agents)
+                ]
         return out
 
 
-def make_demab(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
-               rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_demab(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     n = topology.n_agents
     split = initial_split(draw_permutation(rng, n_arms), n)
     alpha = params.demab_radius

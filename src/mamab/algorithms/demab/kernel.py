@@ -57,9 +57,28 @@ def _agent_sends(counters, n, server, bits, f, late, late_reward, late_n):
 
 
 @njit(cache=True)
-def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits, pair_bits,
-                   counters, state, loss, delay, fault_key, step, alive, late, late_reward, late_n,
-                   share_best):  # fmt: skip
+def _server_rounds(
+    active,
+    size,
+    count,
+    total,
+    alpha,
+    log_horizon,
+    index_bits,
+    count_bits,
+    pair_bits,
+    counters,
+    state,
+    loss,
+    delay,
+    fault_key,
+    step,
+    alive,
+    late,
+    late_reward,
+    late_n,
+    share_best,
+):
     """Reports, announcement, elimination, counts and (if unbalanced) re-division.
 
     Round r of this exchange sends message (step, r, sender, receiver); the server is node N.
@@ -133,18 +152,62 @@ def _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, c
         fresh_size[n] += 1
     for n in range(n_agents):
         f = fate_to(alive, loss, delay, fault_key, step, 5, server, n)
-        if not route(counters, f, server, n, max(1, fresh_size[n] * index_bits), -1, 0.0, late,
-                     late_reward, late_n):  # fmt: skip
+        if not route(
+            counters,
+            f,
+            server,
+            n,
+            max(1, fresh_size[n] * index_bits),
+            -1,
+            0.0,
+            late,
+            late_reward,
+            late_n,
+        ):
             continue  # this agent keeps its old set
         active[n, :] = fresh[n, :]
         size[n] = fresh_size[n]
 
 
 @njit(cache=True, nogil=True)
-def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, active, size, count,
-                total, pointer, state, ends, stage_one, horizon, means, gaps, bernoulli, sigma, alpha,
-                index_bits, count_bits, trace, trace_out, loss, delay, fault_key, crash, back, initial,
-                initial_size, late, late_reward, late_n, share_best):  # fmt: skip
+def demab_chunk(
+    noise,
+    pos,
+    grid,
+    recorded,
+    recorded_bits,
+    regret,
+    counters,
+    active,
+    size,
+    count,
+    total,
+    pointer,
+    state,
+    ends,
+    stage_one,
+    horizon,
+    means,
+    gaps,
+    bernoulli,
+    sigma,
+    alpha,
+    index_bits,
+    count_bits,
+    trace,
+    trace_out,
+    loss,
+    delay,
+    fault_key,
+    crash,
+    back,
+    initial,
+    initial_size,
+    late,
+    late_reward,
+    late_n,
+    share_best,
+):
     """Simulate ``noise.shape[0]`` steps of DEMAB.
 
     ``state`` = [last announced arm, next end index, then the arm each agent plays with no arm
@@ -190,9 +253,28 @@ def demab_chunk(noise, pos, grid, recorded, recorded_bits, regret, counters, act
         if late_n[0] > 0:
             drop_late(late, late_n, counters, alive)
         if state[1] < ends.size and t == ends[state[1]]:
-            _server_rounds(active, size, count, total, alpha, log_horizon, index_bits, count_bits,
-                           pair_bits, counters, state, loss, delay, fault_key, t, alive, late,
-                           late_reward, late_n, share_best)  # fmt: skip
+            _server_rounds(
+                active,
+                size,
+                count,
+                total,
+                alpha,
+                log_horizon,
+                index_bits,
+                count_bits,
+                pair_bits,
+                counters,
+                state,
+                loss,
+                delay,
+                fault_key,
+                t,
+                alive,
+                late,
+                late_reward,
+                late_n,
+                share_best,
+            )
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0

@@ -36,18 +36,30 @@ def demab_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
 LISTED = 2
 SPECS = (
     AlgorithmSpec(
-        "demab", make_demab, "DEMAB (Wang et al. 2020): elimination with a central server",
-        splits_arms=True, central_server=True, uses_graph=False, default_alpha=DEMAB_RADIUS,
-        alpha_from="demab_radius", reads=("demab_radius", "demab_best_arm"), parameters=(),
+        "demab",
+        make_demab,
+        "DEMAB (Wang et al. 2020): elimination with a central server",
+        splits_arms=True,
+        central_server=True,
+        uses_graph=False,
+        default_alpha=DEMAB_RADIUS,
+        alpha_from="demab_radius",
+        reads=("demab_radius", "demab_best_arm"),
+        parameters=(),
         fast=FastEngine("mamab.algorithms.demab.driver:run", ("mamab.algorithms.demab.kernel",)),
-        wire=WireFormat(6, (
-            MessageKind("report", "sample", "to-server"),
-            MessageKind("count", "count", "to-server"),
-            MessageKind("arms", "arm_list", "to-server"),
-            MessageKind("best", "sample", "from-server"),
-            MessageKind("send", "signal", "from-server"),
-            MessageKind("assign", "arm_list", "from-server"),
-        ), asynchronous=False),  # the server waits for every report of a phase
-        cost=Cost(demab_cost), colour="tab:orange",
+        wire=WireFormat(
+            6,
+            (
+                MessageKind("report", "sample", "to-server"),
+                MessageKind("count", "count", "to-server"),
+                MessageKind("arms", "arm_list", "to-server"),
+                MessageKind("best", "sample", "from-server"),
+                MessageKind("send", "signal", "from-server"),
+                MessageKind("assign", "arm_list", "from-server"),
+            ),
+            asynchronous=False,
+        ),  # the server waits for every report of a phase
+        cost=Cost(demab_cost),
+        colour="tab:orange",
     ),
-)  # fmt: skip
+)

@@ -31,9 +31,18 @@ KINDS = {"pull": 1, "arm": 2}  # the payloads: ("pull",), a request; ("arm", a),
 
 
 class GosineAgent(Agent):
-    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...],
-                 sticky: tuple[int, ...], non_sticky: tuple[int, ...], draws, alpha: float = 4.0,
-                 exponent: float = 3.0):  # fmt: skip
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        neighbours: tuple[int, ...],
+        sticky: tuple[int, ...],
+        non_sticky: tuple[int, ...],
+        draws,
+        alpha: float = 4.0,
+        exponent: float = 3.0,
+    ):
         super().__init__(agent_id, n_arms, horizon, neighbours)
         self.sticky = tuple(sticky)
         self.initial_non_sticky = tuple(non_sticky)
@@ -153,11 +162,22 @@ class GosineRobustAgent(GosineAgent):
     at the next phase end, even when its arm was already in the set.
     """
 
-    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...],
-                 sticky: tuple[int, ...], non_sticky: tuple[int, ...], draws, alpha: float = 4.0,
-                 exponent: float = 3.0, block_exponent: float = 2.0):  # fmt: skip
-        super().__init__(agent_id, n_arms, horizon, neighbours, sticky, non_sticky, draws, alpha,
-                         exponent)  # fmt: skip
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        neighbours: tuple[int, ...],
+        sticky: tuple[int, ...],
+        non_sticky: tuple[int, ...],
+        draws,
+        alpha: float = 4.0,
+        exponent: float = 3.0,
+        block_exponent: float = 2.0,
+    ):
+        super().__init__(
+            agent_id, n_arms, horizon, neighbours, sticky, non_sticky, draws, alpha, exponent
+        )
         self.block_exponent = block_exponent
         self.block_ends = tuple(block_ends(len(self.ends), block_exponent).tolist())
         self.blocked_until: dict[int, int] = {}  # neighbour -> the phase its block ends
@@ -194,27 +214,46 @@ class GosineRobustAgent(GosineAgent):
         self.recommendation = (sender, arm)
 
 
-def make_gosine(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
-                rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_gosine(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     n = topology.n_agents
     ends = phase_ends(horizon, params.gossip_exponent)
     draws = draw_partners(rng, len(ends), n)
     alpha = params.alpha
     return [
-        GosineAgent(i, n_arms, horizon, topology.neighbours[i], *initial_sets(i, n_arms, n), draws[:, i],
-                    alpha, params.gossip_exponent)
+        GosineAgent(
+            i,
+            n_arms,
+            horizon,
+            topology.neighbours[i],
+            *initial_sets(i, n_arms, n),
+            draws[:, i],
+            alpha,
+            params.gossip_exponent,
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
-def make_gosine_robust(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
-                       rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_gosine_robust(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     """GosInE's agents with blocking: the same partner draws and initial sets as gosine."""
     n = topology.n_agents
     draws = draw_partners(rng, len(phase_ends(horizon, params.gossip_exponent)), n)
     alpha = params.alpha
     return [
-        GosineRobustAgent(i, n_arms, horizon, topology.neighbours[i], *initial_sets(i, n_arms, n),
-                          draws[:, i], alpha, params.gossip_exponent, params.block_exponent)
+        GosineRobustAgent(
+            i,
+            n_arms,
+            horizon,
+            topology.neighbours[i],
+            *initial_sets(i, n_arms, n),
+            draws[:, i],
+            alpha,
+            params.gossip_exponent,
+            params.block_exponent,
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]

@@ -40,21 +40,35 @@ def gosine_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
     return n * k * 56, 20 + 0.7 * (-(-k // n) + 2)  # robust: + blocks per edge, negligible
 
 
-_COMMON = dict(splits_arms=True, default_alpha=DEFAULT_ALPHA, forge=forge_reply, parameters=(),
-               cost=Cost(gosine_cost))  # fmt: skip
+_COMMON = dict(
+    splits_arms=True,
+    default_alpha=DEFAULT_ALPHA,
+    forge=forge_reply,
+    parameters=(),
+    cost=Cost(gosine_cost),
+)
 
 #: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
 LISTED = 3
 SPECS = (
     AlgorithmSpec(
-        "gosine", make_gosine, "GosInE (Chawla et al. 2020): gossip insert-eliminate",
-        reads=("alpha", "gossip_exponent"), wire=WireFormat(7, KINDS), colour="tab:brown",
-        fast=FastEngine(DRIVER, KERNELS, {"robust": False}), **_COMMON,
+        "gosine",
+        make_gosine,
+        "GosInE (Chawla et al. 2020): gossip insert-eliminate",
+        reads=("alpha", "gossip_exponent"),
+        wire=WireFormat(7, KINDS),
+        colour="tab:brown",
+        fast=FastEngine(DRIVER, KERNELS, {"robust": False}),
+        **_COMMON,
     ),
     AlgorithmSpec(
-        "gosine-robust", make_gosine_robust,
+        "gosine-robust",
+        make_gosine_robust,
         "GosInE with blocking of bad recommenders (Vial et al. 2021)",
-        reads=("alpha", "gossip_exponent", "block_exponent"), wire=WireFormat(12, KINDS),
-        colour="goldenrod", fast=FastEngine(DRIVER, KERNELS, {"robust": True}), **_COMMON,
+        reads=("alpha", "gossip_exponent", "block_exponent"),
+        wire=WireFormat(12, KINDS),
+        colour="goldenrod",
+        fast=FastEngine(DRIVER, KERNELS, {"robust": True}),
+        **_COMMON,
     ),
-)  # fmt: skip
+)

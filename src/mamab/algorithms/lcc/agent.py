@@ -292,8 +292,14 @@ def lcc_shape(
     return kp, sub
 
 
-def make_lcc_agents(mode: int, sub_epochs: bool, topology: Topology, n_arms: int, horizon: int,
-                    params: AlgorithmParams) -> list[Agent]:  # fmt: skip
+def make_lcc_agents(
+    mode: int,
+    sub_epochs: bool,
+    topology: Topology,
+    n_arms: int,
+    horizon: int,
+    params: AlgorithmParams,
+) -> list[Agent]:
     """The agents of an LCC-family variant (they differ in K', D, relaying and blocking);
     ``params`` holds the values in force (alpha resolved)."""
     n = topology.n_agents

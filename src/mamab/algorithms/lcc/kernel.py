@@ -79,9 +79,32 @@ def _join(n, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_e
 
 
 @njit(cache=True)
-def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss, delay, fault_key,
-           step, alive, recs, late, late_reward, late_n, late_pair, heard, liar, attack, attack_arm,
-           attack_pool, attack_key):  # fmt: skip
+def _flood(
+    indptr,
+    indices,
+    rounds,
+    pair_bits,
+    counters,
+    known,
+    fresh,
+    nxt,
+    loss,
+    delay,
+    fault_key,
+    step,
+    alive,
+    recs,
+    late,
+    late_reward,
+    late_n,
+    late_pair,
+    heard,
+    liar,
+    attack,
+    attack_arm,
+    attack_pool,
+    attack_key,
+):
     """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before.
 
     ``heard[n, o]`` is the arm agent n first learned for origin o (its own: its recommendation);
@@ -118,18 +141,30 @@ def _flood(indptr, indices, rounds, pair_bits, counters, known, fresh, nxt, loss
                     for i in range(pairs):
                         o = origins[i]
                         if late_pair[v, o] < 0:  # held batches arrive in the order sent
-                            late_pair[v, o] = _relayed(heard, liar, attack, attack_arm, attack_pool,
-                                                       attack_key, step, n, v, o)  # fmt: skip
-                if not route(counters, f, n, v, pairs * pair_bits, -1, 0.0, late, late_reward,
-                             late_n):  # fmt: skip
+                            late_pair[v, o] = _relayed(
+                                heard,
+                                liar,
+                                attack,
+                                attack_arm,
+                                attack_pool,
+                                attack_key,
+                                step,
+                                n,
+                                v,
+                                o,
+                            )
+                if not route(
+                    counters, f, n, v, pairs * pair_bits, -1, 0.0, late, late_reward, late_n
+                ):
                     continue
                 for i in range(pairs):
                     o = origins[i]
                     if not known[v, o]:
                         known[v, o] = True
                         nxt[v, o] = True
-                        heard[v, o] = _relayed(heard, liar, attack, attack_arm, attack_pool,
-                                               attack_key, step, n, v, o)  # fmt: skip
+                        heard[v, o] = _relayed(
+                            heard, liar, attack, attack_arm, attack_pool, attack_key, step, n, v, o
+                        )
         fresh, nxt = nxt, fresh
 
 
@@ -147,8 +182,9 @@ def _relayed(heard, liar, attack, attack_arm, attack_pool, attack_key, step, sen
 def _sent_arm(recs, liar, attack, attack_arm, attack_pool, attack_key, step, sender, receiver):
     """The recommendation ``sender`` sends ``receiver``: its most-played arm, or a liar's forgery."""
     if liar[sender]:
-        return forged(attack, attack_arm, attack_pool, attack_key, step, sender, receiver,
-                      recs[sender])  # fmt: skip
+        return forged(
+            attack, attack_arm, attack_pool, attack_key, step, sender, receiver, recs[sender]
+        )
     return recs[sender]
 
 
@@ -196,8 +232,21 @@ def _forget_trust(trust, indptr, n):
 
 
 @njit(cache=True)
-def _restart_ucb(n, on_block, block, slot_arm, size, count, total, mean, inv_sqrt, in_cand, untried,
-                 samples, block_end):  # fmt: skip
+def _restart_ucb(
+    n,
+    on_block,
+    block,
+    slot_arm,
+    size,
+    count,
+    total,
+    mean,
+    inv_sqrt,
+    in_cand,
+    untried,
+    samples,
+    block_end,
+):
     """Agent n starts a fresh UCB: on its block S_n when ``on_block`` (LCC family), else on its slots."""
     if on_block:
         size[n] = block.shape[1]
@@ -213,11 +262,47 @@ def _restart_ucb(n, on_block, block, slot_arm, size, count, total, mean, inv_sqr
 
 
 @njit(cache=True)
-def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt, in_cand,
-               untried, samples, block_end, block, indptr, indices, relay_rounds, message_bits,
-               counters, known, fresh, nxt, recs, loss, delay, fault_key, alive, late, late_reward,
-               late_n, late_pair, heard, liar, attack, attack_arm, attack_pool, attack_key,
-               trust, reverse):  # fmt: skip
+def _end_phase(
+    mode,
+    pos,
+    phase_len,
+    slot_arm,
+    size,
+    count,
+    total,
+    mean,
+    inv_sqrt,
+    in_cand,
+    untried,
+    samples,
+    block_end,
+    block,
+    indptr,
+    indices,
+    relay_rounds,
+    message_bits,
+    counters,
+    known,
+    fresh,
+    nxt,
+    recs,
+    loss,
+    delay,
+    fault_key,
+    alive,
+    late,
+    late_reward,
+    late_n,
+    late_pair,
+    heard,
+    liar,
+    attack,
+    attack_arm,
+    attack_pool,
+    attack_key,
+    trust,
+    reverse,
+):
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
     n_agents = slot_arm.shape[0]
     step = pos[STEP] + 1
@@ -230,18 +315,64 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
     more = pos[PHASE] < phase_len.size  # after the last phase, messages are sent but unused
     if more:
         for n in range(n_agents):
-            _restart_ucb(n, True, block, slot_arm, size, count, total, mean, inv_sqrt, in_cand, untried,
-                         samples, block_end)  # fmt: skip
+            _restart_ucb(
+                n,
+                True,
+                block,
+                slot_arm,
+                size,
+                count,
+                total,
+                mean,
+                inv_sqrt,
+                in_cand,
+                untried,
+                samples,
+                block_end,
+            )
     if mode == RELAY:
-        _flood(indptr, indices, relay_rounds, message_bits, counters, known, fresh, nxt, loss, delay,
-               fault_key, step, alive, recs, late, late_reward, late_n, late_pair, heard, liar,
-               attack, attack_arm, attack_pool, attack_key)  # fmt: skip
+        _flood(
+            indptr,
+            indices,
+            relay_rounds,
+            message_bits,
+            counters,
+            known,
+            fresh,
+            nxt,
+            loss,
+            delay,
+            fault_key,
+            step,
+            alive,
+            recs,
+            late,
+            late_reward,
+            late_n,
+            late_pair,
+            heard,
+            liar,
+            attack,
+            attack_arm,
+            attack_pool,
+            attack_key,
+        )
         if more:
             for n in range(n_agents):
                 for o in range(n_agents):
                     if o != n and known[n, o]:
-                        _join(n, heard[n, o], slot_arm, size, count, total, mean, inv_sqrt, untried,
-                              block_end)  # fmt: skip
+                        _join(
+                            n,
+                            heard[n, o],
+                            slot_arm,
+                            size,
+                            count,
+                            total,
+                            mean,
+                            inv_sqrt,
+                            untried,
+                            block_end,
+                        )
         return
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
@@ -264,9 +395,29 @@ def _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqr
 
 
 @njit(cache=True)
-def _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known, slot_arm,
-                          size, count, total, mean, inv_sqrt, untried, block_end, heard, trust,
-                          phase, indptr, indices):  # fmt: skip
+def _late_recommendations(
+    mode,
+    late,
+    late_n,
+    late_pair,
+    counters,
+    alive,
+    ended,
+    known,
+    slot_arm,
+    size,
+    count,
+    total,
+    mean,
+    inv_sqrt,
+    untried,
+    block_end,
+    heard,
+    trust,
+    phase,
+    indptr,
+    indices,
+):
     """Recommendations held since the last exchange arrive: if the phase they were meant for is
     still running (not ``ended`` with this step), the receiver's UCB takes their arms."""
     for i in range(late_n[0]):
@@ -295,8 +446,9 @@ def _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended,
 
 
 @njit(cache=True, inline="always")
-def _learn(n, slot, reward, count, total, mean, inv_sqrt, size, in_cand, bound, block_width,
-           samples):  # fmt: skip
+def _learn(
+    n, slot, reward, count, total, mean, inv_sqrt, size, in_cand, bound, block_width, samples
+):
     """Agent n learns one (own or neighbour's) sample of the arm in ``slot``."""
     c = count[n, slot] + 1
     count[n, slot] = c
@@ -311,14 +463,63 @@ def _learn(n, slot, reward, count, total, mean, inv_sqrt, size, in_cand, bound, 
 
 
 @njit(cache=True, nogil=True)
-def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
-              count, total, mean, inv_sqrt, cand, in_cand,
-              untried, samples, n_cand, block_end, bound, block_width,
-              slot_arm, size, means, gaps, bernoulli, sigma, alpha,
-              phase_len, block, indptr, indices, relay_rounds, message_bits,
-              known, fresh, nxt, trace, trace_out, loss, delay, fault_key, crash, back, late,
-              late_reward, late_n, late_pair, heard, liar, attack, attack_arm, attack_pool,
-              attack_key, trust, reverse):  # fmt: skip
+def run_chunk(
+    mode,
+    noise,
+    pos,
+    grid,
+    recorded,
+    recorded_bits,
+    regret,
+    counters,
+    count,
+    total,
+    mean,
+    inv_sqrt,
+    cand,
+    in_cand,
+    untried,
+    samples,
+    n_cand,
+    block_end,
+    bound,
+    block_width,
+    slot_arm,
+    size,
+    means,
+    gaps,
+    bernoulli,
+    sigma,
+    alpha,
+    phase_len,
+    block,
+    indptr,
+    indices,
+    relay_rounds,
+    message_bits,
+    known,
+    fresh,
+    nxt,
+    trace,
+    trace_out,
+    loss,
+    delay,
+    fault_key,
+    crash,
+    back,
+    late,
+    late_reward,
+    late_n,
+    late_pair,
+    heard,
+    liar,
+    attack,
+    attack_arm,
+    attack_pool,
+    attack_key,
+    trust,
+    reverse,
+):
     """Simulate ``noise.shape[0]`` steps of every agent of one run.
 
     Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
@@ -334,8 +535,21 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
         for n in range(n_agents):
             alive[n] = step < crash[n] or step >= back[n]
             if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
-                _restart_ucb(n, mode >= LCC, block, slot_arm, size, count, total, mean, inv_sqrt,
-                             in_cand, untried, samples, block_end)  # fmt: skip
+                _restart_ucb(
+                    n,
+                    mode >= LCC,
+                    block,
+                    slot_arm,
+                    size,
+                    count,
+                    total,
+                    mean,
+                    inv_sqrt,
+                    in_cand,
+                    untried,
+                    samples,
+                    block_end,
+                )
                 if mode == ROBUST:
                     _forget_trust(trust, indptr, n)
         for n in range(n_agents):
@@ -393,8 +607,20 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
         if mode == FULL_COMMUNICATION:
             for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
                 if arrive(late, i, counters, alive):
-                    _learn(late[i, 1], late[i, 3], late_reward[i], count, total, mean, inv_sqrt,
-                           size, in_cand, bound, block_width, samples)  # fmt: skip
+                    _learn(
+                        late[i, 1],
+                        late[i, 3],
+                        late_reward[i],
+                        count,
+                        total,
+                        mean,
+                        inv_sqrt,
+                        size,
+                        in_cand,
+                        bound,
+                        block_width,
+                        samples,
+                    )
             late_n[0] = 0
             # each sender's (arm, reward) reaches its neighbours in increasing sender order
             for sender in range(n_agents):
@@ -409,8 +635,18 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
                     v = indices[e]
                     f = fate(loss, delay, fault_key, step, 0, sender, v)
                     if f != DELIVER or not alive[v]:  # array helpers only off the plain path
-                        route(counters, LOSE if f == DELIVER else f, sender, v, message_bits, slot,
-                              reward, late, late_reward, late_n)  # fmt: skip
+                        route(
+                            counters,
+                            LOSE if f == DELIVER else f,
+                            sender,
+                            v,
+                            message_bits,
+                            slot,
+                            reward,
+                            late,
+                            late_reward,
+                            late_n,
+                        )
                         continue
                     c = count[v, slot] + 1  # as in _learn, written out: once per edge and step
                     count[v, slot] = c
@@ -426,17 +662,71 @@ def run_chunk(mode, noise, pos, grid, recorded, recorded_bits, regret, counters,
             pos[IN_PHASE] += 1
             ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
             if late_n[0] > 0:
-                _late_recommendations(mode, late, late_n, late_pair, counters, alive, ended, known,
-                                      slot_arm, size, count, total, mean, inv_sqrt, untried,
-                                      block_end, heard, trust, pos[PHASE], indptr,
-                                      indices)  # fmt: skip
+                _late_recommendations(
+                    mode,
+                    late,
+                    late_n,
+                    late_pair,
+                    counters,
+                    alive,
+                    ended,
+                    known,
+                    slot_arm,
+                    size,
+                    count,
+                    total,
+                    mean,
+                    inv_sqrt,
+                    untried,
+                    block_end,
+                    heard,
+                    trust,
+                    pos[PHASE],
+                    indptr,
+                    indices,
+                )
             if ended:
-                _end_phase(mode, pos, phase_len, slot_arm, size, count, total, mean, inv_sqrt,
-                           in_cand, untried, samples, block_end, block, indptr, indices,
-                           relay_rounds, message_bits, counters, known, fresh, nxt, recs, loss,
-                           delay, fault_key, alive, late, late_reward, late_n, late_pair, heard,
-                           liar, attack, attack_arm, attack_pool, attack_key, trust,
-                           reverse)  # fmt: skip
+                _end_phase(
+                    mode,
+                    pos,
+                    phase_len,
+                    slot_arm,
+                    size,
+                    count,
+                    total,
+                    mean,
+                    inv_sqrt,
+                    in_cand,
+                    untried,
+                    samples,
+                    block_end,
+                    block,
+                    indptr,
+                    indices,
+                    relay_rounds,
+                    message_bits,
+                    counters,
+                    known,
+                    fresh,
+                    nxt,
+                    recs,
+                    loss,
+                    delay,
+                    fault_key,
+                    alive,
+                    late,
+                    late_reward,
+                    late_n,
+                    late_pair,
+                    heard,
+                    liar,
+                    attack,
+                    attack_arm,
+                    attack_pool,
+                    attack_key,
+                    trust,
+                    reverse,
+                )
         pos[STEP] += 1
         if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
             recorded[:, pos[GRID]] = regret

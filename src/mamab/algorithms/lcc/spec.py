@@ -77,25 +77,60 @@ _COMMON = dict(splits_arms=True, default_alpha=DEFAULT_ALPHA, parameters=())
 def _spec(name, mode, sub_epochs=False, **fields) -> AlgorithmSpec:
     make, in_force = _variant(mode, sub_epochs)
     settings = {"mode": mode, "sub_epochs": sub_epochs}
-    return AlgorithmSpec(name=name, make=make, in_force=in_force,
-                         fast=FastEngine(DRIVER, KERNELS, settings), **_COMMON, **fields)  # fmt: skip
+    return AlgorithmSpec(
+        name=name,
+        make=make,
+        in_force=in_force,
+        fast=FastEngine(DRIVER, KERNELS, settings),
+        **_COMMON,
+        **fields,
+    )
 
 
 #: Where the family's algorithms come in ``mamab.ALGORITHMS`` (families sort by it).
 LISTED = 0
 SPECS = (
-    _spec("lcc-ucb", LCC, forge=forge_recommendation, wire=WireFormat(1, _ARM), reads=_READS,
-          cost=Cost(lcc_cost), colour="tab:blue",
-          description="LCC-UCB (paper Alg. 1+2): epochs of UCB, one arm index per agent per epoch"),
-    _spec("lcc-ucb-graph", LCC, True, needs_connected=True, forge=forge_recommendation,
-          wire=WireFormat(2, _ARM), reads=(*_READS, "sub_epochs"), cost=Cost(lcc_cost),
-          colour="tab:cyan",
-          description="LCC-UCB-GRAPH (Alg. 3): D sub-epochs per epoch, neighbours only"),
-    _spec("lcc-ucb-relay", RELAY, needs_connected=True, forge=forge_own_pair,
-          wire=WireFormat(3, (MessageKind(None, "pairs"),)), reads=(*_READS, "relay_k_prime"),
-          cost=Cost(relay_cost, diameter=True), colour="tab:purple",
-          description="LCC-UCB epochs with recommendations relayed to every agent"),
-    _spec("lcc-ucb-robust", ROBUST, forge=forge_recommendation, wire=WireFormat(11, _ARM),
-          reads=_READS, cost=Cost(robust_cost), colour="black",
-          description="LCC-UCB that blocks neighbours whose recommendations do not prove out"),
-)  # fmt: skip
+    _spec(
+        "lcc-ucb",
+        LCC,
+        forge=forge_recommendation,
+        wire=WireFormat(1, _ARM),
+        reads=_READS,
+        cost=Cost(lcc_cost),
+        colour="tab:blue",
+        description="LCC-UCB (paper Alg. 1+2): epochs of UCB, one arm index per agent per epoch",
+    ),
+    _spec(
+        "lcc-ucb-graph",
+        LCC,
+        True,
+        needs_connected=True,
+        forge=forge_recommendation,
+        wire=WireFormat(2, _ARM),
+        reads=(*_READS, "sub_epochs"),
+        cost=Cost(lcc_cost),
+        colour="tab:cyan",
+        description="LCC-UCB-GRAPH (Alg. 3): D sub-epochs per epoch, neighbours only",
+    ),
+    _spec(
+        "lcc-ucb-relay",
+        RELAY,
+        needs_connected=True,
+        forge=forge_own_pair,
+        wire=WireFormat(3, (MessageKind(None, "pairs"),)),
+        reads=(*_READS, "relay_k_prime"),
+        cost=Cost(relay_cost, diameter=True),
+        colour="tab:purple",
+        description="LCC-UCB epochs with recommendations relayed to every agent",
+    ),
+    _spec(
+        "lcc-ucb-robust",
+        ROBUST,
+        forge=forge_recommendation,
+        wire=WireFormat(11, _ARM),
+        reads=_READS,
+        cost=Cost(robust_cost),
+        colour="black",
+        description="LCC-UCB that blocks neighbours whose recommendations do not prove out",
+    ),
+)

@@ -78,8 +78,9 @@ class FullCommunicationAgent(NoCommunicationAgent):
         self.ucb.update(arm, reward)
 
 
-def make_no_communication(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
-                          rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_no_communication(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     alpha = params.alpha
     return [
         NoCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], alpha)
@@ -87,8 +88,9 @@ def make_no_communication(topology: Topology, n_arms: int, horizon: int, params:
     ]
 
 
-def make_full_communication(topology: Topology, n_arms: int, horizon: int,
-                            params: AlgorithmParams, rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_full_communication(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     alpha = params.alpha
     return [
         FullCommunicationAgent(i, n_arms, horizon, topology.neighbours[i], alpha)

@@ -49,16 +49,27 @@ def talking_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
 LISTED = 1
 SPECS = (
     AlgorithmSpec(
-        "no-communication", make_no_communication, "UCB on all arms, no messages",
-        default_alpha=DEFAULT_ALPHA, forge=forge_nothing, parameters=(), uses_graph=False,
+        "no-communication",
+        make_no_communication,
+        "UCB on all arms, no messages",
+        default_alpha=DEFAULT_ALPHA,
+        forge=forge_nothing,
+        parameters=(),
+        uses_graph=False,
         fast=FastEngine(DRIVER, KERNELS, {"mode": NO_COMMUNICATION}),
-        wire=WireFormat(4), cost=Cost(silent_cost), colour="tab:red",
+        wire=WireFormat(4),
+        cost=Cost(silent_cost),
+        colour="tab:red",
     ),
     AlgorithmSpec(
-        "full-communication", make_full_communication,
-        "every (arm, reward) to every neighbour each step", default_alpha=DEFAULT_ALPHA, parameters=(),
+        "full-communication",
+        make_full_communication,
+        "every (arm, reward) to every neighbour each step",
+        default_alpha=DEFAULT_ALPHA,
+        parameters=(),
         fast=FastEngine(DRIVER, KERNELS, {"mode": FULL_COMMUNICATION}),
-        wire=WireFormat(5, (MessageKind(None, "sample"),)), cost=Cost(talking_cost),
+        wire=WireFormat(5, (MessageKind(None, "sample"),)),
+        cost=Cost(talking_cost),
         colour="tab:green",
     ),
-)  # fmt: skip
+)

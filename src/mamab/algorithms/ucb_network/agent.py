@@ -69,8 +69,15 @@ class UcbNetworkAgent(Agent):
     role, its leader, its followers and its leader neighbours from it.
     """
 
-    def __init__(self, agent_id: int, n_arms: int, horizon: int, neighbours: tuple[int, ...],
-                 leaders: Sequence[int], alpha: float = 2.0):  # fmt: skip
+    def __init__(
+        self,
+        agent_id: int,
+        n_arms: int,
+        horizon: int,
+        neighbours: tuple[int, ...],
+        leaders: Sequence[int],
+        alpha: float = 2.0,
+    ):
         super().__init__(agent_id, n_arms, horizon, neighbours)
         self.leader = int(leaders[agent_id])
         self.is_leader = self.leader == agent_id
@@ -96,8 +103,10 @@ class UcbNetworkAgent(Agent):
         if self.ucb is not None:
             self.ucb.update(arm, reward)
         self.clock += 1
-        out = [self._message(v, (SAMPLE, arm, reward), self._sample_bits)
-               for v in self.leader_neighbours]  # fmt: skip
+        out = [
+            self._message(v, (SAMPLE, arm, reward), self._sample_bits)
+            for v in self.leader_neighbours
+        ]
         out += [self._message(v, (ARM, arm), self._arm_bits) for v in self.followers]
         self._outbox = out
 
@@ -127,8 +136,9 @@ class UcbNetworkAgent(Agent):
             self._next_arm, self._arm_stamp = arm, int(message.stamp)
 
 
-def make_ucb_network(topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams,
-                     rng: np.random.Generator) -> list[Agent]:  # fmt: skip
+def make_ucb_network(
+    topology: Topology, n_arms: int, horizon: int, params: AlgorithmParams, rng: np.random.Generator
+) -> list[Agent]:
     leaders = leader_of(topology.neighbours)
     alpha = params.alpha
     return [

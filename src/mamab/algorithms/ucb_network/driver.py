@@ -54,10 +54,13 @@ def fyl_counts_per_step(leader: np.ndarray, sample_to: list[list[int]], n_arms: 
     samples_in = np.bincount([v for to in sample_to for v in to], minlength=n).astype(np.int64)
     arms_in = (leader != np.arange(n)).astype(np.int64)
     sent = samples_out + followers
-    return np.array([
-        sent,
-        samples_out * sample_bits + followers * arm_bits,
-        samples_in + arms_in,
-        samples_in * sample_bits + arms_in * arm_bits,
-        (sent > 0).astype(np.int64),
-    ], dtype=np.int64)  # fmt: skip
+    return np.array(
+        [
+            sent,
+            samples_out * sample_bits + followers * arm_bits,
+            samples_in + arms_in,
+            samples_in * sample_bits + arms_in * arm_bits,
+            (sent > 0).astype(np.int64),
+        ],
+        dtype=np.int64,
+    )

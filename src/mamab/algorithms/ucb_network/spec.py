@@ -36,14 +36,20 @@ def fyl_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
 LISTED = 6
 SPECS = (
     AlgorithmSpec(
-        "ucb-network", make_ucb_network,
+        "ucb-network",
+        make_ucb_network,
         "UCB-Network / FYL (Kolla et al. 2018): leaders of a dominating set play UCB, "
         "followers copy them",
-        default_alpha=DEFAULT_ALPHA, faults=False, parameters=(),
-        fast=FastEngine("mamab.algorithms.ucb_network.driver:run",
-                        ("mamab.algorithms.ucb_network.kernel",)),
-        wire=WireFormat(10, (MessageKind("sample", "sample"), MessageKind("arm", "arm")),
-                       asynchronous=False),  # followers play their leader's arm of the step
-        cost=Cost(fyl_cost), colour="tab:gray",
+        default_alpha=DEFAULT_ALPHA,
+        faults=False,
+        parameters=(),
+        fast=FastEngine(
+            "mamab.algorithms.ucb_network.driver:run", ("mamab.algorithms.ucb_network.kernel",)
+        ),
+        wire=WireFormat(
+            10, (MessageKind("sample", "sample"), MessageKind("arm", "arm")), asynchronous=False
+        ),  # followers play their leader's arm of the step
+        cost=Cost(fyl_cost),
+        colour="tab:gray",
     ),
-)  # fmt: skip
+)
