@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from mamab import Config, simulate
 from mamab.algorithms.base import Message
 from mamab.algorithms.registry import can_lie
-from mamab.attacks import ATTACKS, FIXED, RANDOM, TRUTHFUL, attack_plan, draw_malicious, liars_of
+from mamab.attacks import ATTACKS, FIXED, RANDOM, TRUTHFUL, attack_plan, draw_liars, liars_of
 from mamab.engine.attack_kernel import forged
 from mamab.errors import ConfigError
 from mamab.result import Result
@@ -57,13 +57,13 @@ def test_the_kernels_forge_the_reference_arm(key, step, sender, receiver, attack
 
 
 def test_who_lies_is_drawn_per_run_from_its_own_stream() -> None:
-    mask, key = draw_malicious(3, 0, 10, 0)
+    mask, key = draw_liars(3, 0, 10, 0)
     assert not mask.any() and key == 0  # nobody lies: nothing drawn
-    masks = [draw_malicious(3, run, 10, 4)[0] for run in range(6)]
+    masks = [draw_liars(3, run, 10, 4)[0] for run in range(6)]
     assert all(m.sum() == 4 for m in masks)
     assert len({m.tobytes() for m in masks}) > 1  # a new draw every run
-    assert np.array_equal(draw_malicious(3, 2, 10, 4)[0], masks[2])  # and reproducible
-    ids, _ = draw_malicious(3, 0, 10, (1, 7))
+    assert np.array_equal(draw_liars(3, 2, 10, 4)[0], masks[2])  # and reproducible
+    ids, _ = draw_liars(3, 0, 10, (1, 7))
     assert np.flatnonzero(ids).tolist() == [1, 7]
 
 

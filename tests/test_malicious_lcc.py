@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mamab import Config, simulate
-from mamab.attacks import ATTACKS, attack_plan, draw_malicious
+from mamab.attacks import ATTACKS, attack_plan, draw_liars
 
 LCC = ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust")
 FAULTS = dict(loss=0.2, delay=0.3, crash_rate=0.0005, recover_after=50)
@@ -82,7 +82,7 @@ def test_a_random_liar_forges_per_receiver(engine):
         malicious=(0,),
         attack="random",
     )
-    _, key = draw_malicious(config.seed, 0, 3, config.malicious)
+    _, key = draw_liars(config.seed, 0, 3, config.malicious)
     plan = attack_plan("random", np.array(MEANS), key)
     sent = [plan.arm(30, 0, v, -1) for v in (1, 2)]  # sent after step 30, the end of phase 0
     assert sent[0] != sent[1]  # this seed's draws differ, so the test tells receivers apart

@@ -1,5 +1,10 @@
 """Malicious agents: who lies and what a liar sends, as pure functions of the run's seed.
 
+Words, one per concept, matching the public surface: *malicious* is the run's setting (how many,
+or which ids: ``Config.malicious``, ``--malicious``, ``malicious_agents``); a *liar* is one such
+agent (the per-agent ``liar`` flag and column, ``Liars``); to *forge* is to rewrite a message
+(an algorithm's ``forge``); the *attack* is the rule a liar's arm follows (``Config.attack``).
+
 A malicious agent runs its algorithm like any peer (it plays, learns and talks on schedule), but
 every recommendation it sends is forged: the arm is replaced by the attack's arm, the message keeps
 its size. Which agents lie is drawn once per run from the run's 'malicious' stream (or given as
@@ -36,10 +41,10 @@ TRUTHFUL, FIXED, RANDOM = 0, 1, 2  # how an attack picks its arm
 ATTACK_SALT = 0x7A3DD5B1C9E84F21  # the random attack's hash key is the attack key XOR this
 
 
-def draw_malicious(
+def draw_liars(
     seed: int, run: int, n_agents: int, malicious: int | tuple[int, ...]
 ) -> tuple[np.ndarray, int]:
-    """(mask of the malicious agents, the run's attack key), from the run's 'malicious' stream.
+    """(mask of the run's liars, the run's attack key), from the run's 'malicious' stream.
 
     ``malicious`` is a number m (m agents drawn uniformly without replacement, a new draw every
     run) or the ids themselves. With no malicious agent nothing is drawn: the mask is all False.
@@ -110,10 +115,10 @@ class Liars:
 
 
 def liars_of(config: Config, run: int, means: np.ndarray) -> tuple[np.ndarray, Liars | None]:
-    """(mask of the malicious agents, their :class:`Liars`, or None when nobody lies)."""
+    """(mask of the run's liars, their :class:`Liars`, or None when nobody lies)."""
     from mamab.algorithms.registry import lookup
 
-    mask, key = draw_malicious(config.seed, run, config.agents, config.malicious)
+    mask, key = draw_liars(config.seed, run, config.agents, config.malicious)
     if not mask.any():
         return mask, None
     plan = attack_plan(config.attack, means, key)

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mamab.algorithms.params import AlgorithmParams
-from mamab.attacks import attack_plan, draw_malicious
+from mamab.attacks import attack_plan, draw_liars
 from mamab.config import Config
 from mamab.faults import crash_steps, fault_seed, recovery_steps
 from mamab.instance import Instance
@@ -134,7 +134,7 @@ class Recording:
         crash = crash_steps(
             config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at
         )
-        liar, key = draw_malicious(config.seed, instance.run, n, config.malicious)
+        liar, key = draw_liars(config.seed, instance.run, n, config.malicious)
         plan = attack_plan(config.attack, instance.problem.means, key)
         return cls(
             regret=np.zeros(n),

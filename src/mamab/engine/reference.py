@@ -206,7 +206,7 @@ def _run(
     key = fault_seed(config.seed, instance.run)
     crash = crash_steps(config.seed, instance.run, n, horizon, config.crash_rate, config.crash_at)
     back = recovery_steps(crash, horizon, config.recover_after)
-    malicious, liars = liars_of(config, instance.run, problem.means)
+    liar, liars = liars_of(config, instance.run, problem.means)
     alive = np.ones(len(agents), dtype=bool)  # a server, if any, never crashes
     held: list[Message] = []  # delayed by the last exchange; still in flight when the run ends
     for noise in noise_chunks(
@@ -249,5 +249,5 @@ def _run(
         max_degree=topology.max_degree,
         arms=arms_played,
         crash=crash,
-        malicious=malicious,
+        malicious=liar,
     )

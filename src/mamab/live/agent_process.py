@@ -49,7 +49,7 @@ def run_agent(
     if not 0 <= node_id < len(agents):
         raise ConfigError(f"--id {node_id} is not a node of the roster (0..{len(agents) - 1})")
     transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id])
-    malicious, forge = liars(config, instance)
+    liar, forge = liars(config, instance)
     record = run_record(config, run, sync, instance.topology, roster)
     node = LiveNode(
         agents[node_id],
@@ -72,8 +72,8 @@ def run_agent(
         regret = play(node, config, instance, hold, checkpoints, regret)
     finally:
         node.close()
-    lies = node_id < config.agents and bool(malicious[node_id])
-    result = node_record(node, regret, run, time.monotonic() - start, lies)
+    is_liar = node_id < config.agents and bool(liar[node_id])
+    result = node_record(node, regret, run, time.monotonic() - start, is_liar)
     result["incarnation"] = node.incarnation
     if checkpoints is not None:
         result["checkpoints"] = {

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from mamab.algorithms.registry import central_server, require_wire
-from mamab.attacks import draw_malicious
+from mamab.attacks import draw_liars
 from mamab.cli_types import malicious_flag
 from mamab.config import Config
 from mamab.errors import ConfigError
@@ -256,12 +256,12 @@ def live_summary(config: Config, runs: list[list[dict | None]], sync: bool) -> d
         def column(key: str, rows: list[dict | None] = agents) -> list:
             return [None if r is None else r[key] for r in rows]
 
-        lies = draw_malicious(config.seed, run, config.agents, config.malicious)[0]
-        liars = np.flatnonzero(lies).tolist()  # the run's draw: also for nodes that died
+        liar = draw_liars(config.seed, run, config.agents, config.malicious)[0]
+        liars = np.flatnonzero(liar).tolist()  # the run's draw: also for nodes that died
         finished = [
             r["final_regret"]
-            for r, lied in zip(agents, lies, strict=True)
-            if r is not None and not lied
+            for r, is_liar in zip(agents, liar, strict=True)
+            if r is not None and not is_liar
         ]
         noticed: dict[int, int] = {}
         for record in records:
