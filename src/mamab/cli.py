@@ -8,17 +8,17 @@ matplotlib and the live network's modules load inside the commands that need the
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from click.utils import make_default_short_help
 
-from mamab.cli_types import ENGINES, PARAM, LazyChoice, parse_param
+from mamab.cli_types import ENGINES, LazyChoice, SuggestChoice
 from mamab.errors import ConfigError, PluginError
-from mamab.options import problem_config, problem_options
+from mamab.options import fault_options, problem_config, problem_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -55,16 +55,24 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The command list, without importing the lazy commands for their help lines."""
-        width = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))
+        """The command list with each command's whole summary (wrapped, never cut short), without
+        importing the lazy commands for their help lines."""
         rows = []
         for name in self.list_commands(ctx):
             if name in LAZY_COMMANDS and name not in self.commands:
-                rows.append((name, make_default_short_help(LAZY_COMMANDS[name][2], width)))
+                rows.append((name, LAZY_COMMANDS[name][2]))
             elif not (command := self.commands[name]).hidden:
-                rows.append((name, command.get_short_help_str(width)))
+                rows.append((name, summary(command)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def summary(command: click.Command) -> str:
+    """A command's short help, else the first paragraph of its help, on one line."""
+    if command.short_help:
+        return command.short_help
+    text = inspect.cleandoc(command.help or "").split("\n\n", 1)[0]
+    return " ".join(text.split())
 
 
 #: Set by ``mamab --debug``: an error's traceback is printed before its one line.
@@ -100,7 +108,6 @@ YES = click.option(
     show_default=True,
     help="Independent runs (new means, graph, noise).",
 )
-@PARAM
 @click.option(
     "--engine",
     type=ENGINES,
@@ -118,34 +125,7 @@ YES = click.option(
 @click.option(
     "--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records."
 )
-@click.option(
-    "--loss",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Probability that each message is lost, independently.",
-)
-@click.option(
-    "--delay",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Probability that a message (not lost) arrives one exchange late.",
-)
-@click.option(
-    "--crash-rate",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Probability per agent and step of crashing (stops playing and talking).",
-)
-@click.option(
-    "--recover-after",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Steps a crashed agent stays down before restarting with fresh state (0: never).",
-)
+@fault_options
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 @YES
 def run(
@@ -162,7 +142,7 @@ def run(
     alpha: float | None,
     malicious: int | tuple[int, ...],
     attack: str,
-    plugin_params: tuple[str, ...],
+    params: tuple[str, ...],
     engine: str,
     jobs: int | None,
     grid_points: int,
@@ -187,7 +167,7 @@ def run(
         alpha,
         malicious,
         attack,
-        extra=[parse_param(p) for p in plugin_params],
+        params=params,
         runs=runs,
         loss=loss,
         delay=delay,
@@ -403,7 +383,7 @@ def executor_options(command):
     )(command)
     command = click.option(
         "--executor",
-        type=click.Choice(["local", "dask"]),
+        type=SuggestChoice(["local", "dask"], "executor"),
         default="local",
         show_default=True,
         help="Where tasks run.",
@@ -552,7 +532,7 @@ def frontier(results_dir: Path) -> None:
 @cli.command()
 @click.option(
     "--preset",
-    type=LazyChoice("mamab.experiments.spec", "PRESET_FAMILIES"),
+    type=LazyChoice("mamab.experiments.spec", "PRESET_FAMILIES", "preset"),
     default="paper",
     show_default=True,
     help="paper: the paper's evaluation; malicious: honest regret against the number "
@@ -576,7 +556,7 @@ def frontier(results_dir: Path) -> None:
 @click.option(
     "--format",
     "formats",
-    type=click.Choice(["png", "pdf", "svg"]),
+    type=SuggestChoice(["png", "pdf", "svg"], "format"),
     multiple=True,
     help="Figure format; repeat for several [default: png and svg].",
 )

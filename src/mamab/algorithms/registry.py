@@ -46,6 +46,7 @@ from mamab.algorithms.spec import (
     WireFormat,
 )
 from mamab.errors import ConfigError
+from mamab.suggest import unknown
 
 if TYPE_CHECKING:
     from importlib import metadata as importlib_metadata
@@ -147,7 +148,7 @@ def lookup(name: str) -> AlgorithmInfo:
             return _registry[name]
         found = _entry_points().get(name, [])
         if not found:
-            raise ConfigError(f"unknown algorithm {name!r}; choose one of {', '.join(names())}")
+            raise ConfigError(unknown("algorithm", name, names()))
         return _load_entry_point(name, found)
 
 

@@ -48,6 +48,7 @@ from mamab.config import ERDOS_RENYI, SIGMA_DEFAULT, Config
 from mamab.errors import ConfigError
 from mamab.problem import check_reward
 from mamab.seeding import rng
+from mamab.suggest import unknown
 from mamab.tomlfile import read_toml
 
 TOP_KEYS = {
@@ -580,6 +581,6 @@ def load_preset(name: str) -> SweepSpec:
     """A shipped preset: 'paper' (the paper's evaluation), 'malicious' (honest regret among
     liars), or either's reduced '-quick' version."""
     if name not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+        raise ConfigError(unknown("preset", name, PRESETS))
     text = resources.files("mamab.experiments").joinpath(f"presets/{name}.toml").read_text()
     return parse_spec(tomllib.loads(text), f"preset {name}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mamab.options import problem_config, problem_options
+from mamab.options import problem_config, problem_options, refused_live
 
 MODE = click.option(
     "--sync/--async",
@@ -41,6 +41,7 @@ TIMEOUT = click.option(
     help="This node's secret key file (mode 0600).",
 )
 @problem_options
+@refused_live
 @click.option(
     "--run",
     "run",
@@ -122,6 +123,7 @@ def agent(
 
 @click.command()
 @problem_options
+@refused_live
 @click.option(
     "--runs",
     type=click.IntRange(min=1),
