@@ -126,7 +126,13 @@ YES = click.option(
     "--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records."
 )
 @fault_options
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Directory for regret.parquet, summary.json and metadata.json [default: none, the "
+    "table is printed only].",
+)
 @YES
 def run(
     algorithm: str,
@@ -379,7 +385,10 @@ def executor_options(command):
         help="Dask workers write task files into OUT themselves (same path on all).",
     )(command)
     command = click.option(
-        "--scheduler", default=None, help="Dask scheduler address, tcp://HOST:PORT."
+        "--scheduler",
+        default=None,
+        help="Dask scheduler address, tcp://HOST:PORT; needed with --executor dask "
+        "[default: none].",
     )(command)
     command = click.option(
         "--executor",
@@ -542,7 +551,11 @@ def frontier(results_dir: Path) -> None:
     "--quick", is_flag=True, help="Reduced preset (10 runs, T/5): under two minutes on two cores."
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), default=Path("mamab-reproduction"), show_default=True
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("mamab-reproduction"),
+    show_default=True,
+    help="Directory for the figures, summary.csv, report.md and the tasks (rerunning resumes).",
 )
 @JOBS
 @click.option("--bounds", is_flag=True, help="Overlay the theory's regret bounds on the figures.")
@@ -644,14 +657,24 @@ def warmup() -> None:
 
 
 @cli.command()
-def algorithms() -> None:
+@click.option(
+    "--parameters",
+    is_flag=True,
+    help="List instead each algorithm's parameters (what `--param NAME=VALUE` sets), "
+    "with their defaults.",
+)
+def algorithms(parameters: bool) -> None:
     """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it, whether
     it takes faults (loss, delay, crashes) and liars (--malicious)."""
     from mamab.algorithms.registry import algorithms as every_algorithm
 
     found, broken = every_algorithm()
-    width = max(len(a.name) for a in found)
-    click.echo(f"{'algorithm':<{width}}  {'engine':<9}  live  faults  liars  description")
+    if parameters:
+        _print_parameters(found)
+        found = []
+    width = max((len(a.name) for a in found), default=0)
+    if found:
+        click.echo(f"{'algorithm':<{width}}  {'engine':<9}  live  faults  liars  description")
     for a in found:
         engine = "fast" if a.fast else "reference"
         where = "" if a.source == "built-in" else f" [{a.source}]"
@@ -663,6 +686,37 @@ def algorithms() -> None:
         )
     for line in broken:
         click.echo(f"mamab: {line}", err=True)
+
+
+def _print_parameters(specs) -> None:
+    """Per algorithm, each parameter ``--param`` sets: its name, default and meaning."""
+    from mamab.algorithms.params import FIELD_DOCS
+    from mamab.algorithms.spec import Parameter
+
+    listing = []
+    for spec in specs:
+        rows = []
+        for name in spec.reads:
+            default, doc = FIELD_DOCS.get(name, ("", ""))
+            if name == spec.alpha_from and spec.default_alpha is not None:
+                default = f"{spec.default_alpha:g}"
+            elif name == "k_prime" and "relay_k_prime" in spec.reads:
+                default = "from relay_k_prime"
+            rows.append((name, default, doc))
+        for p in spec.parameters or ():
+            named = isinstance(p, Parameter)
+            rows.append((p.name, repr(p.default), p.doc) if named else (p, "", ""))
+        if spec.parameters is None:
+            rows.append(("(any)", "", "a plugin parameter of its own, NAME=VALUE"))
+        listing.append((spec.name, rows))
+    every = [row for _, rows in listing for row in rows]
+    name_width = max((len(r[0]) for r in every), default=0)
+    default_width = max((len(r[1]) for r in every), default=0)
+    click.echo(f"{'parameter':<{name_width + 2}}  {'default':<{default_width}}  meaning")
+    for algorithm, rows in listing:
+        click.echo(algorithm if rows else f"{algorithm} (no parameters)")
+        for name, default, doc in rows:
+            click.echo(f"  {name:<{name_width}}  {default:<{default_width}}  {doc}".rstrip())
 
 
 def _one_line_warnings() -> None:

@@ -62,7 +62,7 @@ TIMEOUT = click.option(
     "--checkpoint",
     type=click.Path(path_type=Path),
     default=None,
-    help="Keep this node's checkpoint in this file (for --resume).",
+    help="Keep this node's checkpoint in this file (for --resume) [default: none, no checkpoints].",
 )
 @click.option(
     "--checkpoint-every",
@@ -133,7 +133,12 @@ def agent(
 )
 @MODE
 @TIMEOUT
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Directory for summary.json and runs/ (rerunning resumes) [default: none, printed only].",
+)
 def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> None:
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
     from mamab.algorithms.registry import require_wire
