@@ -5,6 +5,7 @@ refuse what they cannot do in one line (issue 22, "Command line")."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import click
 import pytest
@@ -307,3 +308,40 @@ def test_a_node_parses_back_the_configuration_of_its_flags(tmp_path):
         ctx = agent.make_context("agent", [*head, *problem_flags(config, sync=True)])
         problem = {k: v for k, v in ctx.params.items() if k not in own}
         assert problem_config(**problem, runs=1) == config, algorithm
+
+
+# -- docs name only flags that exist -------------------------------------------------------
+
+DOCS = [
+    Path(__file__).parents[1] / "README.md",
+    *(Path(__file__).parents[1] / "docs").rglob("*.md"),
+]
+
+
+def documented_commands() -> list[tuple[str, str, str]]:
+    """(file, command, flag) of every ``mamab <command> ... --flag`` line in a bash block."""
+    found = []
+    for path in DOCS:
+        for block in re.findall(r"```(?:bash|console|sh)\n(.*?)```", path.read_text(), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.split("#", 1)[0].lstrip("$ ")
+                match = re.match(r"mamab (?:--debug )?([a-z]+)\b(.*)", line.strip())
+                if match:
+                    for flag in re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", match.group(2)):
+                        found.append((path.name, match.group(1), flag))
+    return found
+
+
+def test_docs_name_only_flags_that_exist():
+    ctx = click.Context(cli, info_name="mamab")
+    wrong = []
+    for name, command, flag in documented_commands():
+        found = cli.get_command(ctx, command)
+        if found is None:
+            wrong.append(f"{name}: no command {command}")
+            continue
+        flags = {o for p in found.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+        if flag not in flags:
+            wrong.append(f"{name}: mamab {command} has no {flag}")
+    assert len(documented_commands()) > 30
+    assert wrong == []

@@ -13,7 +13,7 @@ from mamab.algorithms.registry import can_lie, check_algorithm, supports_faults
 from mamab.attacks import ATTACKS
 from mamab.errors import ConfigError
 from mamab.problem import MAX_MAGNITUDE, check_reward
-from mamab.suggest import unknown
+from mamab.suggest import nearest, unknown
 from mamab.timegrid import GRID_STYLES
 from mamab.topology import GRAPH_KINDS, check_edge_prob
 
@@ -202,7 +202,11 @@ class Config:
                 f"or a list of agent ids, got {m!r}"
             )
         if self.attack not in ATTACKS:
-            raise ConfigError(unknown("attack", self.attack, ATTACKS))
+            guess = nearest(self.attack, ATTACKS)
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            raise ConfigError(
+                f"attack must be one of {', '.join(ATTACKS)}, got {self.attack!r}{hint}"
+            )
         if self.malicious and not can_lie(self.algorithm):
             raise ConfigError(
                 f"{self.algorithm} has no model of malicious agents (algorithms that send "
