@@ -345,3 +345,31 @@ def test_docs_name_only_flags_that_exist():
             wrong.append(f"{name}: mamab {command} has no {flag}")
     assert len(documented_commands()) > 30
     assert wrong == []
+
+
+def test_param_for_plugins_follows_their_declared_parameters(plugins):
+    import mamab
+    from mamab.algorithms.registry import lookup
+    from mamab.algorithms.ucb.spec import make_no_communication
+    from mamab.cli_params import algorithm_params
+
+    mode = mamab.Parameter("mode", "fast", "a name")
+    rate = mamab.Parameter("rate", 0.1, "a number")
+    plugins("declared", make_no_communication, parameters=(mode, rate, "flag"))
+    plugins("anything", make_no_communication)
+    spec = lookup("declared")
+    params = algorithm_params(spec, ["mode=1", "rate=2", "flag=true", "alpha=3"])
+    assert params.options == {"mode": "1", "rate": 2, "flag": True}  # text stays text
+    assert params.alpha == 3.0
+    with pytest.raises(
+        mamab.ConfigError,
+        match=r"does not read parameter 'k_prime' \(it reads "
+        r"alpha, mode, rate, flag\)",
+    ):
+        algorithm_params(spec, ["k_prime=3"])
+    with pytest.raises(mamab.ConfigError, match="did you mean 'rate'"):
+        algorithm_params(spec, ["rat=3"])
+    free = algorithm_params(lookup("anything"), ["whatever=x"])  # it takes any of its own
+    assert free.options == {"whatever": "x"}
+    with pytest.raises(mamab.ConfigError, match=r"\(it reads alpha and any parameter of its own\)"):
+        algorithm_params(lookup("anything"), ["k_prime=3"])

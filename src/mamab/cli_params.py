@@ -43,8 +43,19 @@ def split(text: str) -> tuple[str, str]:
     return name.strip(), raw.strip()
 
 
-def plugin_value(raw: str) -> ParamValue:
-    """A plugin parameter's text as an integer, a number, true/false, else text."""
+def _declared_default(spec: AlgorithmSpec, name: str) -> object:
+    """The default of plugin parameter ``name`` if ``spec`` declares it as a Parameter."""
+    for parameter in spec.parameters or ():
+        if not isinstance(parameter, str) and parameter.name == name:
+            return parameter.default
+    return None
+
+
+def plugin_value(raw: str, default: object = None) -> ParamValue:
+    """A plugin parameter's text as an integer, a number, true/false, else text; kept as text
+    when its declared default is text (``--param mode=1`` is the string '1' then)."""
+    if isinstance(default, str):
+        return raw
     if raw.lower() in ("true", "false"):
         return raw.lower() == "true"
     for kind in (int, float):
@@ -87,7 +98,8 @@ def refuse(spec: AlgorithmSpec, name: str) -> ConfigError:
     if (guess := nearest(name, names)) is not None:
         message += f"; did you mean {guess!r}?"
     if spec.parameters is None:
-        takes = f"it reads {', '.join([*names, 'any plugin parameter'])}"
+        own = "any parameter of its own"
+        takes = f"it reads {', '.join(names)} and {own}" if names else f"it takes {own}"
     else:
         takes = f"it reads {', '.join(names)}" if names else "it takes no parameter"
     return ConfigError(f"{message} ({takes})")
@@ -112,7 +124,7 @@ def algorithm_params(
         ):
             raise refuse(spec, name)
         else:
-            extra[name] = plugin_value(raw)
+            extra[name] = plugin_value(raw, _declared_default(spec, name))
     if alpha is not None:
         if "alpha" in built:
             raise ConfigError("give --alpha or --param alpha=..., not both")
