@@ -373,3 +373,21 @@ def test_param_for_plugins_follows_their_declared_parameters(plugins):
     assert free.options == {"whatever": "x"}
     with pytest.raises(mamab.ConfigError, match=r"\(it reads alpha and any parameter of its own\)"):
         algorithm_params(lookup("anything"), ["k_prime=3"])
+
+
+@pytest.mark.parametrize(
+    ("block", "needle"),
+    [
+        ({"k_prme": 3}, "unknown key 'k_prme'; did you mean 'k_prime'?"),
+        ({"params": {"k_prme": 3}}, "lcc-ucb takes no parameter 'k_prme'; did you mean 'k_prime'?"),
+        ({"graph": "rign"}, "unknown graph 'rign'; did you mean 'ring'?"),
+        ({"algorithms": ["lcc-ucb-grpah"]}, "did you mean 'lcc-ucb-graph'?"),
+    ],
+)
+def test_a_sweep_file_typo_suggests_the_nearest_name(block, needle):
+    from mamab import ConfigError
+    from mamab.experiments.spec import parse_spec
+
+    experiment = {"name": "a", "algorithms": ["lcc-ucb"], "agents": 3, "arms": 9, "horizon": 100}
+    with pytest.raises(ConfigError, match=re.escape(needle)):
+        parse_spec({"name": "typo", "experiments": [{**experiment, **block}]}, "typo.toml")

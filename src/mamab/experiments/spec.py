@@ -143,7 +143,7 @@ def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
     """Validate a decoded TOML document and expand it into configurations."""
     for key, value in data.items():
         if key not in TOP_KEYS:
-            raise ConfigError(f"{source}: unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
+            raise ConfigError(f"{source}: {unknown('key', key, TOP_KEYS)}")
         if not _type_ok(value, (TOP_KEYS[key],)):
             raise ConfigError(f"{source}: {key} must be {TOP_KEYS[key].__name__}, got {value!r}")
     name = check_label(f"{source}: name", data.get("name", "sweep"))
@@ -490,7 +490,7 @@ def _parse_experiment(
     allowed = experiment_keys()
     for key in block:
         if key not in allowed:
-            raise ConfigError(f"{where}: unknown key {key!r} (allowed: {', '.join(allowed)})")
+            raise ConfigError(f"{where}: {unknown('key', key, allowed)}")
     for key in REQUIRED:
         if key not in block:
             raise ConfigError(f"{where}: missing required key {key!r}")
