@@ -1,16 +1,18 @@
 """The nearest valid name to a typo, for one-line errors ("did you mean 'lcc-ucb'?").
 
-Light on purpose (difflib only): the command line's option types use it before any heavy import.
+Light on purpose (difflib, imported on an error only): the command line's option types use it
+before any heavy import.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def nearest(value: object, names: Iterable[str]) -> str | None:
     """The valid name closest to ``value`` (difflib's ratio of at least 0.6), or None."""
+    import difflib  # only on an error: `mamab --help` stays quick
+
     if not isinstance(value, str):
         return None
     found = difflib.get_close_matches(value, list(names), n=1, cutoff=0.6)
