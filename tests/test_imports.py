@@ -122,6 +122,7 @@ def test_no_import_cycle():
 LAYERS = (
     (
         "mamab.errors",
+        "mamab.suggest",
         "mamab.seeding",
         "mamab.timegrid",
         "mamab.stats",
@@ -159,7 +160,13 @@ LAYERS = (
     ("mamab.engine", "mamab.engine.recording", "mamab.algorithms.*.driver"),
     ("mamab.engine.fast", "mamab.engine.reference", "mamab.resources"),
     ("mamab.simulate", "mamab.engine.warmup", "mamab.agents", "mamab.wire", "mamab.testing"),
-    ("mamab.experiments.*", "mamab.plots", "mamab.experiments", "mamab.cli_types"),
+    (
+        "mamab.experiments.*",
+        "mamab.plots",
+        "mamab.experiments",
+        "mamab.cli_types",
+        "mamab.cli_params",
+    ),
     ("mamab.options", "mamab.live.*", "mamab.live"),
     ("mamab.cli", "mamab.__main__", "mamab"),
 )

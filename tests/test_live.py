@@ -71,6 +71,21 @@ def test_sync_live_equals_simulator(algorithm: str, tmp_path: Path) -> None:
         assert r["wire_bytes_sent"] - r["frame_bytes_sent"] >= 35 * r["frames_sent"]
 
 
+@pytest.mark.slow  # ~11 s under load; tests/test_cli_flags.py checks the flags fast
+def test_sync_live_with_parameters_equals_simulator(tmp_path: Path) -> None:
+    """The nodes get the run's parameters (--param flags of `mamab agent`), not the defaults."""
+    from mamab.agents import AlgorithmParams
+
+    params = AlgorithmParams(alpha=3.0, k_prime=4, relay_k_prime="degree")
+    config = Config("lcc-ucb-relay", 3, 8, 400, seed=11, graph="line", params=params)
+    records = run_fleet(config, 0, sync=True, timeout=20, directory=tmp_path)
+    sim = simulate(config)
+    assert [r["final_regret"] for r in records] == sim.final_regret[0].tolist()
+    assert [r["bits_sent"] for r in records] == sim.counts["bits_sent"][0].tolist()
+    default = simulate(dataclasses.replace(config, params=AlgorithmParams()))
+    assert sim.final_regret[0].tolist() != default.final_regret[0].tolist()
+
+
 @pytest.mark.parametrize("liars", [[], ["--malicious", "1", "--attack", "random"]])
 def test_mamab_live_writes_the_summary_of_mamab_run(liars: list[str], tmp_path: Path) -> None:
     flags = [
@@ -371,8 +386,15 @@ def test_a_live_run_refuses_fields_its_nodes_would_not_get() -> None:
     from mamab.errors import ConfigError
     from mamab.live.fleet import run_live
 
-    config = Config("lcc-ucb", 3, 9, 100, params=AlgorithmParams(k_prime=4))
-    with pytest.raises(ConfigError, match="only the problem flags"):
+    for config in (
+        Config("lcc-ucb", 3, 9, 100, loss=0.1),  # a live network's faults are its own
+        Config("lcc-ucb", 3, 9, 100, grid_points=50),
+    ):
+        with pytest.raises(ConfigError, match="only the problem flags"):
+            run_live(config, sync=True, timeout=5)
+    # a parameter the algorithm does not read is refused by name (--param would refuse it)
+    config = Config("no-communication", 3, 9, 100, params=AlgorithmParams(k_prime=4))
+    with pytest.raises(ConfigError, match="does not read parameter 'k_prime'"):
         run_live(config, sync=True, timeout=5)
 
 

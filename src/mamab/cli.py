@@ -8,17 +8,17 @@ matplotlib and the live network's modules load inside the commands that need the
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from click.utils import make_default_short_help
 
-from mamab.cli_types import ENGINES, PARAM, LazyChoice, parse_param
+from mamab.cli_types import ENGINES, LazyChoice, SuggestChoice
 from mamab.errors import ConfigError, PluginError
-from mamab.options import problem_config, problem_options
+from mamab.options import fault_options, problem_config, problem_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -55,16 +55,24 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The command list, without importing the lazy commands for their help lines."""
-        width = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))
+        """The command list with each command's whole summary (wrapped, never cut short), without
+        importing the lazy commands for their help lines."""
         rows = []
         for name in self.list_commands(ctx):
             if name in LAZY_COMMANDS and name not in self.commands:
-                rows.append((name, make_default_short_help(LAZY_COMMANDS[name][2], width)))
+                rows.append((name, LAZY_COMMANDS[name][2]))
             elif not (command := self.commands[name]).hidden:
-                rows.append((name, command.get_short_help_str(width)))
+                rows.append((name, summary(command)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def summary(command: click.Command) -> str:
+    """A command's short help, else the first paragraph of its help, on one line."""
+    if command.short_help:
+        return command.short_help
+    text = inspect.cleandoc(command.help or "").split("\n\n", 1)[0]
+    return " ".join(text.split())
 
 
 #: Set by ``mamab --debug``: an error's traceback is printed before its one line.
@@ -100,7 +108,6 @@ YES = click.option(
     show_default=True,
     help="Independent runs (new means, graph, noise).",
 )
-@PARAM
 @click.option(
     "--engine",
     type=ENGINES,
@@ -118,35 +125,14 @@ YES = click.option(
 @click.option(
     "--grid-points", type=int, default=200, show_default=True, help="Log-spaced regret records."
 )
+@fault_options
 @click.option(
-    "--loss",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Probability that each message is lost, independently.",
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Directory for regret.parquet, summary.json and metadata.json [default: none, the "
+    "table is printed only].",
 )
-@click.option(
-    "--delay",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Probability that a message (not lost) arrives one exchange late.",
-)
-@click.option(
-    "--crash-rate",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Probability per agent and step of crashing (stops playing and talking).",
-)
-@click.option(
-    "--recover-after",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Steps a crashed agent stays down before restarting with fresh state (0: never).",
-)
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
 @YES
 def run(
     algorithm: str,
@@ -162,7 +148,7 @@ def run(
     alpha: float | None,
     malicious: int | tuple[int, ...],
     attack: str,
-    plugin_params: tuple[str, ...],
+    params: tuple[str, ...],
     engine: str,
     jobs: int | None,
     grid_points: int,
@@ -187,7 +173,7 @@ def run(
         alpha,
         malicious,
         attack,
-        extra=[parse_param(p) for p in plugin_params],
+        params=params,
         runs=runs,
         loss=loss,
         delay=delay,
@@ -399,11 +385,14 @@ def executor_options(command):
         help="Dask workers write task files into OUT themselves (same path on all).",
     )(command)
     command = click.option(
-        "--scheduler", default=None, help="Dask scheduler address, tcp://HOST:PORT."
+        "--scheduler",
+        default=None,
+        help="Dask scheduler address, tcp://HOST:PORT; needed with --executor dask "
+        "[default: none].",
     )(command)
     command = click.option(
         "--executor",
-        type=click.Choice(["local", "dask"]),
+        type=SuggestChoice(["local", "dask"], "executor"),
         default="local",
         show_default=True,
         help="Where tasks run.",
@@ -552,7 +541,7 @@ def frontier(results_dir: Path) -> None:
 @cli.command()
 @click.option(
     "--preset",
-    type=LazyChoice("mamab.experiments.spec", "PRESET_FAMILIES"),
+    type=LazyChoice("mamab.experiments.spec", "PRESET_FAMILIES", "preset"),
     default="paper",
     show_default=True,
     help="paper: the paper's evaluation; malicious: honest regret against the number "
@@ -562,7 +551,11 @@ def frontier(results_dir: Path) -> None:
     "--quick", is_flag=True, help="Reduced preset (10 runs, T/5): under two minutes on two cores."
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), default=Path("mamab-reproduction"), show_default=True
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("mamab-reproduction"),
+    show_default=True,
+    help="Directory for the figures, summary.csv, report.md and the tasks (rerunning resumes).",
 )
 @JOBS
 @click.option("--bounds", is_flag=True, help="Overlay the theory's regret bounds on the figures.")
@@ -576,7 +569,7 @@ def frontier(results_dir: Path) -> None:
 @click.option(
     "--format",
     "formats",
-    type=click.Choice(["png", "pdf", "svg"]),
+    type=SuggestChoice(["png", "pdf", "svg"], "format"),
     multiple=True,
     help="Figure format; repeat for several [default: png and svg].",
 )
@@ -664,14 +657,24 @@ def warmup() -> None:
 
 
 @cli.command()
-def algorithms() -> None:
+@click.option(
+    "--parameters",
+    is_flag=True,
+    help="List instead each algorithm's parameters (what `--param NAME=VALUE` sets), "
+    "with their defaults.",
+)
+def algorithms(parameters: bool) -> None:
     """List every algorithm: built in or plugin, its engine, whether `mamab live` runs it, whether
     it takes faults (loss, delay, crashes) and liars (--malicious)."""
     from mamab.algorithms.registry import algorithms as every_algorithm
 
     found, broken = every_algorithm()
-    width = max(len(a.name) for a in found)
-    click.echo(f"{'algorithm':<{width}}  {'engine':<9}  live  faults  liars  description")
+    if parameters:
+        _print_parameters(found)
+        found = []
+    width = max((len(a.name) for a in found), default=0)
+    if found:
+        click.echo(f"{'algorithm':<{width}}  {'engine':<9}  live  faults  liars  description")
     for a in found:
         engine = "fast" if a.fast else "reference"
         where = "" if a.source == "built-in" else f" [{a.source}]"
@@ -683,6 +686,37 @@ def algorithms() -> None:
         )
     for line in broken:
         click.echo(f"mamab: {line}", err=True)
+
+
+def _print_parameters(specs) -> None:
+    """Per algorithm, each parameter ``--param`` sets: its name, default and meaning."""
+    from mamab.algorithms.params import FIELD_DOCS
+    from mamab.algorithms.spec import Parameter
+
+    listing = []
+    for spec in specs:
+        rows = []
+        for name in spec.reads:
+            default, doc = FIELD_DOCS.get(name, ("", ""))
+            if name == spec.alpha_from and spec.default_alpha is not None:
+                default = f"{spec.default_alpha:g}"
+            elif name == "k_prime" and "relay_k_prime" in spec.reads:
+                default = "from relay_k_prime"
+            rows.append((name, default, doc))
+        for p in spec.parameters or ():
+            named = isinstance(p, Parameter)
+            rows.append((p.name, repr(p.default), p.doc) if named else (p, "", ""))
+        if spec.parameters is None:
+            rows.append(("(any)", "", "a plugin parameter of its own, NAME=VALUE"))
+        listing.append((spec.name, rows))
+    every = [row for _, rows in listing for row in rows]
+    name_width = max((len(r[0]) for r in every), default=0)
+    default_width = max((len(r[1]) for r in every), default=0)
+    click.echo(f"{'parameter':<{name_width + 2}}  {'default':<{default_width}}  meaning")
+    for algorithm, rows in listing:
+        click.echo(algorithm if rows else f"{algorithm} (no parameters)")
+        for name, default, doc in rows:
+            click.echo(f"  {name:<{name_width}}  {default:<{default_width}}  {doc}".rstrip())
 
 
 def _one_line_warnings() -> None:

@@ -12,6 +12,7 @@ import importlib
 import click
 
 from mamab.errors import ConfigError
+from mamab.suggest import unknown
 
 
 def _built_in() -> tuple[str, ...]:
@@ -45,27 +46,11 @@ class AlgorithmName(click.ParamType):
 
         known = names()  # registered, then installed entry points by name (none imported)
         if value not in known:
-            self.fail(f"unknown algorithm {value!r}; choose one of {', '.join(known)}", param, ctx)
+            self.fail(unknown("algorithm", value, known), param, ctx)
         try:
             return lookup(value).name
         except ConfigError as err:
             self.fail(str(err), param, ctx)
-
-
-def parse_param(text: str) -> tuple[str, bool | int | float | str]:
-    """``NAME=VALUE`` of ``--param``: VALUE an integer, a number, true/false, else text."""
-    name, sep, raw = text.partition("=")
-    if not sep or not name.strip():
-        raise ConfigError(f"--param takes NAME=VALUE, got {text!r}")
-    raw = raw.strip()
-    if raw.lower() in ("true", "false"):
-        return name.strip(), raw.lower() == "true"
-    for kind in (int, float):
-        try:
-            return name.strip(), kind(raw)
-        except ValueError:
-            pass
-    return name.strip(), raw
 
 
 ALGORITHM_HELP = (
@@ -75,19 +60,35 @@ ALGORITHM_HELP = (
 ALGORITHM = click.option("--algorithm", required=True, type=AlgorithmName(), help=ALGORITHM_HELP)
 PARAM = click.option(
     "--param",
-    "plugin_params",
+    "params",
     multiple=True,
     metavar="NAME=VALUE",
-    help="A plugin algorithm's own parameter (repeatable), e.g. epsilon=0.05.",
+    help="A parameter of the algorithm (repeatable), e.g. k_prime=5, demab_radius=16, "
+    "relay_k_prime=degree, or a plugin's own (epsilon=0.05); the algorithm must read it "
+    "(`mamab algorithms --parameters` lists them) [default: each parameter's default].",
 )
 
 
-class LazyChoice(click.Choice):
-    """A click Choice whose names (algorithms, engines, ...) are imported on first use only."""
+class SuggestChoice(click.Choice):
+    """A click Choice whose error names the nearest valid choice (``did you mean 'gaussian'?``)."""
 
-    def __init__(self, module: str, name: str) -> None:
+    def __init__(self, choices, kind: str = "value") -> None:
+        super().__init__(choices)
+        self.kind = kind
+
+    def convert(self, value, param, ctx):
+        if value in self.choices:
+            return value
+        self.fail(unknown(self.kind, value, self.choices), param, ctx)
+
+
+class LazyChoice(SuggestChoice):
+    """A SuggestChoice whose names (algorithms, engines, ...) are imported on first use only."""
+
+    def __init__(self, module: str, name: str, kind: str = "value") -> None:
         self._source = (module, name)
         self.case_sensitive = True
+        self.kind = kind
 
     @property
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -99,9 +100,9 @@ class LazyChoice(click.Choice):
         raise AttributeError("the choices of a LazyChoice come from its module")
 
 
-ENGINES = LazyChoice("mamab.config", "ENGINES")
-REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS")
-ATTACKS = LazyChoice("mamab.attacks", "ATTACKS")
+ENGINES = LazyChoice("mamab.config", "ENGINES", "engine")
+REWARD_MODELS = LazyChoice("mamab.problem", "REWARD_MODELS", "reward model")
+ATTACKS = LazyChoice("mamab.attacks", "ATTACKS", "attack")
 
 
 class MaliciousAgents(click.ParamType):

@@ -13,6 +13,7 @@ from mamab.algorithms.registry import can_lie, check_algorithm, supports_faults
 from mamab.attacks import ATTACKS
 from mamab.errors import ConfigError
 from mamab.problem import MAX_MAGNITUDE, check_reward
+from mamab.suggest import nearest, unknown
 from mamab.timegrid import GRID_STYLES
 from mamab.topology import GRAPH_KINDS, check_edge_prob
 
@@ -31,8 +32,12 @@ MAX_INT64 = 2**63 - 1
 
 
 def _int_in(name: str, value: object, low: int, high: int, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(f"{name} must be {what} at most {high}, got {value!r}")
+    """Refuse a non-integer, or one outside [low, high]; the bound is an internal limit (what
+    an int64 holds), so a value past it is called too large rather than quoting the bound."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} must be {what}, got {value!r}")
+    if value > high:
+        raise ConfigError(f"{name} must be {what}, got {value}, which is too large")
 
 
 def _positive_int(name: str, value: object) -> None:
@@ -115,8 +120,7 @@ class Config:
             and not Path(self.graph).is_file()
         ):
             raise ConfigError(
-                f"unknown graph {self.graph!r}: choose one of {', '.join(GRAPH_KINDS)} "
-                "or give an existing edge-list file"
+                f"{unknown('graph', self.graph, GRAPH_KINDS)}, or give an existing edge-list file"
             )
         if self.edge_prob is not None:
             check_edge_prob(self.edge_prob)
@@ -198,7 +202,11 @@ class Config:
                 f"or a list of agent ids, got {m!r}"
             )
         if self.attack not in ATTACKS:
-            raise ConfigError(f"attack must be one of {', '.join(ATTACKS)}, got {self.attack!r}")
+            guess = nearest(self.attack, ATTACKS)
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            raise ConfigError(
+                f"attack must be one of {', '.join(ATTACKS)}, got {self.attack!r}{hint}"
+            )
         if self.malicious and not can_lie(self.algorithm):
             raise ConfigError(
                 f"{self.algorithm} has no model of malicious agents (algorithms that send "

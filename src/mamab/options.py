@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import click
 
-from mamab.cli_types import ALGORITHM, ATTACKS, REWARD_MODELS, MaliciousAgents
+from mamab.cli_types import ALGORITHM, ATTACKS, PARAM, REWARD_MODELS, MaliciousAgents
 
 if TYPE_CHECKING:
     from mamab.config import Config
@@ -42,7 +42,13 @@ PROBLEM_OPTIONS: tuple[Callable, ...] = (
         default=None,
         help="Erdős–Rényi edge probability [default: 10/N].",
     ),
-    click.option("--reward", type=REWARD_MODELS, default="bernoulli", show_default=True),
+    click.option(
+        "--reward",
+        type=REWARD_MODELS,
+        default="bernoulli",
+        show_default=True,
+        help="Reward distribution of every arm: bernoulli, or gaussian (noise --sigma).",
+    ),
     click.option(
         "--sigma",
         type=float,
@@ -54,9 +60,10 @@ PROBLEM_OPTIONS: tuple[Callable, ...] = (
         "--alpha",
         type=float,
         default=None,
-        help="UCB exploration constant [default: 2; 4: gosine, dducb; DEMAB's radius is "
-        "the demab_radius parameter].",
+        help="UCB exploration constant, the same as --param alpha=A [default: 2; 4: gosine, "
+        "dducb; DEMAB's radius is --param demab_radius=C].",
     ),
+    PARAM,
     click.option(
         "--malicious",
         type=MaliciousAgents(),
@@ -74,10 +81,70 @@ PROBLEM_OPTIONS: tuple[Callable, ...] = (
 )
 
 
+#: Faults the simulator draws (docs/faults.md): ``mamab run``'s; a live network has its own.
+FAULT_OPTIONS: tuple[Callable, ...] = (
+    click.option(
+        "--loss",
+        type=float,
+        default=0.0,
+        show_default=True,
+        help="Probability that each message is lost, independently.",
+    ),
+    click.option(
+        "--delay",
+        type=float,
+        default=0.0,
+        show_default=True,
+        help="Probability that a message (not lost) arrives one exchange late.",
+    ),
+    click.option(
+        "--crash-rate",
+        type=float,
+        default=0.0,
+        show_default=True,
+        help="Probability per agent and step of crashing (stops playing and talking).",
+    ),
+    click.option(
+        "--recover-after",
+        type=int,
+        default=0,
+        show_default=True,
+        help="Steps a crashed agent stays down before restarting with fresh state (0: never).",
+    ),
+)
+
+
 def problem_options(command: Callable) -> Callable:
-    """Add the problem options (algorithm, N, K, T, seed, graph, reward, alpha, liars) to a command."""
+    """Add the problem options (algorithm, N, K, T, seed, graph, reward, alpha, parameters,
+    liars) to a command."""
     for option in reversed(PROBLEM_OPTIONS):
         command = option(command)
+    return command
+
+
+def fault_options(command: Callable) -> Callable:
+    """Add the simulated faults (--loss, --delay, --crash-rate, --recover-after) to a command."""
+    for option in reversed(FAULT_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _not_live(ctx: click.Context, param: click.Parameter, value: object) -> None:
+    if value is not None:
+        raise click.UsageError(
+            f"{param.opts[0]} is not simulated on a live network: its messages are lost, "
+            "delayed and its nodes crash for real; simulate faults with mamab run",
+            ctx,
+        )
+
+
+def refused_live(command: Callable) -> Callable:
+    """Declare ``mamab run``'s fault flags on a live command, hidden, refusing any value in one
+    line (rather than click's bare "no such option")."""
+    for name in ("--loss", "--delay", "--crash-rate", "--recover-after"):
+        command = click.option(
+            name, hidden=True, expose_value=False, default=None, callback=_not_live
+        )(command)
     return command
 
 
@@ -94,21 +161,22 @@ def problem_config(
     alpha: float | None,
     malicious: int | tuple[int, ...] = 0,
     attack: str = "worst",
-    extra: object = (),
+    params: Sequence[str] = (),
     **fields,
 ) -> Config:
-    """The validated :class:`Config` of the problem options (plus a plugin's ``extra``
-    parameters and any other Config fields)."""
-    from mamab.algorithms.params import AlgorithmParams
+    """The validated :class:`Config` of the problem options (``params``: the ``--param``
+    NAME=VALUE texts, built-in or plugin, for the algorithm to read) and any other Config
+    fields."""
     from mamab.algorithms.registry import lookup
+    from mamab.cli_params import algorithm_params
     from mamab.config import Config
     from mamab.errors import ConfigError
 
-    alpha_from = lookup(algorithm).alpha_from
-    if alpha_from != "alpha" and alpha is not None:
+    spec = lookup(algorithm)
+    if spec.alpha_from != "alpha" and alpha is not None:
         raise ConfigError(
-            f"--alpha does not apply to {algorithm}: its constant is the {alpha_from} "
-            "parameter (a sweep file or AlgorithmParams)"
+            f"--alpha does not apply to {algorithm}: its constant is the {spec.alpha_from} "
+            f"parameter (--param {spec.alpha_from}=...)"
         )
 
     return Config(
@@ -121,7 +189,7 @@ def problem_config(
         edge_prob=edge_prob,
         reward=reward,
         sigma=sigma,
-        params=AlgorithmParams(alpha=alpha, extra=extra),
+        params=algorithm_params(spec, params, alpha),
         malicious=malicious,
         attack=attack,
         **fields,

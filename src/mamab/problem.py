@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mamab.errors import ConfigError
+from mamab.suggest import unknown
 
 REWARD_MODELS = ("bernoulli", "gaussian")
 #: Largest Gaussian sigma and arm-mean magnitude. A reward is then below 1e102 in magnitude (|z|
@@ -63,9 +64,7 @@ class Problem:
 
 def check_reward(reward: str, sigma: float) -> None:
     if reward not in REWARD_MODELS:
-        raise ConfigError(
-            f"unknown reward model {reward!r}; choose one of {', '.join(REWARD_MODELS)}"
-        )
+        raise ConfigError(unknown("reward model", reward, REWARD_MODELS))
     if isinstance(sigma, bool) or not isinstance(sigma, int | float | np.floating):
         raise ConfigError(f"Gaussian sigma must be a number, got {sigma!r}")
     if not (np.isfinite(sigma) and 0 < sigma <= MAX_MAGNITUDE):

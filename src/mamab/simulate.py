@@ -10,6 +10,7 @@ from mamab.config import ENGINES, Config
 from mamab.errors import ConfigError
 from mamab.instance import make_instance
 from mamab.result import Result
+from mamab.suggest import unknown
 from mamab.timegrid import time_grid
 
 
@@ -33,7 +34,7 @@ def simulate(
     ``progress`` is called with the agent-steps done, block by block (a progress bar's ``update``).
     """
     if engine not in ENGINES:
-        raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+        raise ConfigError(unknown("engine", engine, ENGINES))
     if engine_for(config.algorithm, engine) != engine:
         announce_reference(config.algorithm)
         engine = "reference"

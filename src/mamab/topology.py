@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from mamab.errors import ConfigError
+from mamab.suggest import unknown
 
 
 class _Networkx:
@@ -355,9 +356,7 @@ def build(
         return makers[kind](n)
     if Path(kind).is_file():
         return from_edge_list(kind, n)
-    raise ConfigError(
-        f"unknown graph {kind!r}: choose one of {', '.join(GRAPH_KINDS)} or give an edge-list file"
-    )
+    raise ConfigError(f"{unknown('graph', kind, GRAPH_KINDS)}, or give an edge-list file")
 
 
 def default_edge_prob(n: int) -> float:

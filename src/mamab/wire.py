@@ -29,6 +29,7 @@ from mamab.algorithms.gosine.agent import REQUEST_BITS
 from mamab.algorithms.registry import builtin_names, check_algorithm, lookup, require_wire
 from mamab.errors import ConfigError, InvalidMessage
 from mamab.schedule import REWARD_BITS, agent_bits, index_bits
+from mamab.suggest import unknown
 
 __all__ = [
     "ALGORITHM_IDS",
@@ -79,9 +80,7 @@ class WireSpec:
         if self.algorithm not in ALGORITHM_IDS:
             if isinstance(self.algorithm, str):
                 require_wire(self.algorithm)  # a plugin: "has no wire codec", in one line
-            raise ConfigError(
-                f"unknown algorithm {self.algorithm!r}; choose one of {', '.join(builtin_names())}"
-            )
+            raise ConfigError(unknown("algorithm", self.algorithm, builtin_names()))
         for name in ("n_arms", "n_agents"):
             value = getattr(self, name)
             if not _is_int(value) or not 1 <= value < _U32:

@@ -170,6 +170,33 @@ def _param_value(name: str, value: object) -> ParamValue:
 
 _BUILT_IN_FIELDS = frozenset(f.name for f in fields(AlgorithmParams))
 
+#: Each built-in parameter's default in words and what it sets (``mamab algorithms
+#: --parameters``; docs/algorithms/<name>.md has the details). ``alpha``'s default is the
+#: algorithm's own (its spec's ``default_alpha``).
+FIELD_DOCS = {
+    "alpha": ("per algorithm", "UCB exploration constant (also --alpha)"),
+    "k_prime": (
+        "ceil(K/N) + K_G",
+        "K': arms an agent plays per epoch (integer >= 1)",
+    ),
+    "sub_epochs": ("max(1, D)", "sub-epochs per epoch, D the graph's diameter (integer >= 1)"),
+    "gossip_exponent": ("3", "phase j ends at t = ceil(j^exponent) (above 1)"),
+    "consensus_kappa": ("1", "kappa in P = I - (kappa / max degree) L, in (0, 1]"),
+    "demab_radius": ("2", "c in the elimination radius sqrt(c log T / n) (positive)"),
+    "demab_best_arm": (
+        "shared",
+        "an agent with no arm left plays the server's best (shared) "
+        "or the arm it last reported (own)",
+    ),
+    "relay_k_prime": ("agents", "K' = ceil(K/N) + N - 1 (agents) or + K_G (degree)"),
+    "dducb_epsilon": ("1/22", "mixing accuracy epsilon, in (0, 1)"),
+    "dducb_index": ("every-step", "every-step (the authors' code) or per-stage (Algorithm 1)"),
+    "block_exponent": (
+        "2",
+        "a bad recommender of phase j is blocked to phase ceil(j^this) (above 1)",
+    ),
+}
+
 
 def finite_number(value: object) -> bool:
     """An int or float (not a bool) that is finite as a float (an int past float range is not)."""

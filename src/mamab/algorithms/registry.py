@@ -46,6 +46,7 @@ from mamab.algorithms.spec import (
     WireFormat,
 )
 from mamab.errors import ConfigError
+from mamab.suggest import nearest, unknown
 
 if TYPE_CHECKING:
     from importlib import metadata as importlib_metadata
@@ -147,7 +148,7 @@ def lookup(name: str) -> AlgorithmInfo:
             return _registry[name]
         found = _entry_points().get(name, [])
         if not found:
-            raise ConfigError(f"unknown algorithm {name!r}; choose one of {', '.join(names())}")
+            raise ConfigError(unknown("algorithm", name, names()))
         return _load_entry_point(name, found)
 
 
@@ -272,10 +273,14 @@ def check_algorithm(
         )
     if params is not None and params.extra and info.parameters is not None:
         _check_parameters(info, params)
-        unknown = [name for name, _ in params.extra if name not in info.parameter_names]
-        if unknown:
+        refused = [name for name, _ in params.extra if name not in info.parameter_names]
+        if refused:
             takes = ", ".join(info.parameter_names) or "no plugin parameters"
-            raise ConfigError(f"{algorithm} takes no parameter {unknown[0]!r} (it takes: {takes})")
+            guess = nearest(refused[0], [*info.parameter_names, *sorted(_PARAM_FIELDS)])
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            raise ConfigError(
+                f"{algorithm} takes no parameter {refused[0]!r}{hint} (it takes: {takes})"
+            )
 
 
 def _check_parameters(info: AlgorithmSpec, params: AlgorithmParams) -> None:

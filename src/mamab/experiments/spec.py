@@ -48,6 +48,7 @@ from mamab.config import ERDOS_RENYI, SIGMA_DEFAULT, Config
 from mamab.errors import ConfigError
 from mamab.problem import check_reward
 from mamab.seeding import rng
+from mamab.suggest import unknown
 from mamab.tomlfile import read_toml
 
 TOP_KEYS = {
@@ -142,7 +143,7 @@ def parse_spec(data: dict[str, Any], source: str = "sweep") -> SweepSpec:
     """Validate a decoded TOML document and expand it into configurations."""
     for key, value in data.items():
         if key not in TOP_KEYS:
-            raise ConfigError(f"{source}: unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
+            raise ConfigError(f"{source}: {unknown('key', key, TOP_KEYS)}")
         if not _type_ok(value, (TOP_KEYS[key],)):
             raise ConfigError(f"{source}: {key} must be {TOP_KEYS[key].__name__}, got {value!r}")
     name = check_label(f"{source}: name", data.get("name", "sweep"))
@@ -489,7 +490,7 @@ def _parse_experiment(
     allowed = experiment_keys()
     for key in block:
         if key not in allowed:
-            raise ConfigError(f"{where}: unknown key {key!r} (allowed: {', '.join(allowed)})")
+            raise ConfigError(f"{where}: {unknown('key', key, allowed)}")
     for key in REQUIRED:
         if key not in block:
             raise ConfigError(f"{where}: missing required key {key!r}")
@@ -580,6 +581,6 @@ def load_preset(name: str) -> SweepSpec:
     """A shipped preset: 'paper' (the paper's evaluation), 'malicious' (honest regret among
     liars), or either's reduced '-quick' version."""
     if name not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+        raise ConfigError(unknown("preset", name, PRESETS))
     text = resources.files("mamab.experiments").joinpath(f"presets/{name}.toml").read_text()
     return parse_spec(tomllib.loads(text), f"preset {name}")

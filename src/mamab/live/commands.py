@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mamab.options import problem_config, problem_options
+from mamab.options import problem_config, problem_options, refused_live
 
 MODE = click.option(
     "--sync/--async",
@@ -41,6 +41,7 @@ TIMEOUT = click.option(
     help="This node's secret key file (mode 0600).",
 )
 @problem_options
+@refused_live
 @click.option(
     "--run",
     "run",
@@ -61,7 +62,7 @@ TIMEOUT = click.option(
     "--checkpoint",
     type=click.Path(path_type=Path),
     default=None,
-    help="Keep this node's checkpoint in this file (for --resume).",
+    help="Keep this node's checkpoint in this file (for --resume) [default: none, no checkpoints].",
 )
 @click.option(
     "--checkpoint-every",
@@ -122,6 +123,7 @@ def agent(
 
 @click.command()
 @problem_options
+@refused_live
 @click.option(
     "--runs",
     type=click.IntRange(min=1),
@@ -131,7 +133,12 @@ def agent(
 )
 @MODE
 @TIMEOUT
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Directory for results.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Directory for summary.json and runs/ (rerunning resumes) [default: none, printed only].",
+)
 def live(runs: int, sync: bool, timeout: float, out: Path | None, **problem) -> None:
     """Run every agent (and DEMAB's server) as its own process over authenticated loopback."""
     from mamab.algorithms.registry import require_wire

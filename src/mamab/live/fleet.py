@@ -18,6 +18,7 @@ import numpy as np
 
 from mamab.algorithms.registry import central_server, require_wire
 from mamab.attacks import draw_liars
+from mamab.cli_params import param_texts
 from mamab.cli_types import malicious_flag
 from mamab.config import Config
 from mamab.errors import ConfigError
@@ -66,6 +67,8 @@ def problem_flags(config: Config, sync: bool) -> list[str]:
         flags += ["--alpha", repr(config.params.alpha)]
     if config.malicious:
         flags += ["--malicious", malicious_flag(config.malicious), "--attack", config.attack]
+    for text in param_texts(config.params):  # none when the run sets none: same flags as before
+        flags += ["--param", text]
     return [*flags, "--sync" if sync else "--async"]
 
 
@@ -371,13 +374,13 @@ def run_live(
         first_run=config.first_run,
         malicious=config.malicious,
         attack=config.attack,
+        params=param_texts(config.params),
     )
     if flags != config:
         raise ConfigError(
             "a live run passes its nodes only the problem flags of mamab run (algorithm, N, K, "
-            "T, seed, graph file or name, edge probability, reward, sigma, alpha, malicious, "
-            "attack); this "
-            "configuration sets other fields"
+            "T, seed, graph file or name, edge probability, reward, sigma, alpha, the parameters "
+            "the algorithm reads, malicious, attack); this configuration sets other fields"
         )
     done = _finished_runs(config, sync, out) if out is not None else {}
     remove_orphans()  # keys left by a `mamab live` killed with SIGKILL
