@@ -742,3 +742,64 @@ def test_algorithms_that_need_every_round_refuse_async_mode(algorithm: str, tmp_
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--sync" in lines[0]
     assert not list(tmp_path.iterdir())  # nothing started, nothing written
+
+
+def unaccepted(port: int) -> int:
+    """Connections to 127.0.0.1:``port`` waiting in its listener's accept queue: established
+    by the kernel, not yet accepted by the process (no socket inode yet), from /proc/net/tcp."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    local = f"0100007F:{port:04X}"
+    return sum(1 for r in rows if (f := r.split())[1] == local and f[3] == "01" and f[9] == "0")
+
+
+def wait_until(state, what: str, procs=(), limit: float = 120) -> None:
+    """Wait for ``state()`` to hold; fail if one of ``procs`` ends first, or after ``limit`` s."""
+    deadline = time.monotonic() + limit
+    while not state():
+        assert all(p.poll() is None for p in procs), f"a node ended before {what}"
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.01)
+
+
+@pytest.mark.slow
+def test_a_stopped_node_reports_who_was_silent_and_refuses_no_peer(tmp_path, reaper):
+    """Issue 21 item 6. Node 2 holds after step 100 and is stopped (SIGSTOP) there; its peers
+    give up on it, redial it (their ZMTP heartbeat expired: the redials wait in node 2's accept
+    queue), hold after step 150, are released and finish while it is still stopped. Continued,
+    node 2 finds the redials closed: none counts as a refused connection (they did before), and
+    every record says exactly who was silent from which step."""
+    keys = loopback_fleet(tmp_path, 4)
+    port = load_roster(keys / "roster.toml").node(2).port
+    flags = "--algorithm full-communication -N 4 -K 6 -T 400 --seed 0 --sync --timeout 2"
+    procs, holds = {}, {}
+    for node in range(4):
+        holds[node] = tmp_path / f"held-{node}"
+        env = {**os.environ, "MAMAB_LIVE_HOLD": f"{node}:{100 if node == 2 else 150}:{holds[node]}"}
+        procs[node] = start_agent(keys, node, flags.split(), tmp_path / f"{node}.json", env=env)
+        reaper.append(procs[node].pid)
+    peers = [procs[v] for v in (0, 1, 3)]
+    wait_for_file(holds[2], procs[2])
+    os.kill(procs[2].pid, signal.SIGSTOP)
+    try:
+        holds[2].unlink()  # released, but stopped: it goes on when continued
+        for v in (0, 1, 3):
+            wait_for_file(holds[v], procs[v])  # they gave up on node 2 at step 101
+        wait_until(lambda: unaccepted(port) >= 3, "every peer redialled node 2", peers)
+        for v in (0, 1, 3):
+            holds[v].unlink()
+        for proc in peers:
+            _, stderr = proc.communicate(timeout=120)
+            assert proc.returncode == 0, stderr
+    finally:
+        os.kill(procs[2].pid, signal.SIGCONT)
+    _, stderr = procs[2].communicate(timeout=120)
+    assert procs[2].returncode == 0, stderr
+    records = [json.loads((tmp_path / f"{node}.json").read_text()) for node in range(4)]
+    assert [r["refused"] for r in records] == [{"connections": 0, "messages": 0}] * 4
+    assert records[2]["abandoned_connections"] >= 3  # the redials, closed: not refusals
+    for v in (0, 1, 3):
+        (silence,) = records[v]["silences"]
+        assert (silence["node"], silence["from_step"], silence["back_at_step"]) == (2, 101, None)
+        assert silence["seconds"] > 0
+    assert sorted(s["node"] for s in records[2]["silences"]) == [0, 1, 3]
+    assert all(s["back_at_step"] is None for s in records[2]["silences"])

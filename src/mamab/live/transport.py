@@ -13,6 +13,7 @@ in its own background thread, inside the transport.)
 
 from __future__ import annotations
 
+import errno
 import math
 import socket
 import time
@@ -54,7 +55,8 @@ class TransportStats:
     bytes_received: int = 0  # frame bytes returned by recv
     wire_bytes_sent: int = 0  # frame bytes + per-frame ZMTP/CURVE overhead (curve_wire_bytes)
     wire_bytes_received: int = 0
-    refused_connections: int = 0  # accepted TCP connections that never authenticated
+    refused_connections: int = 0  # accepted TCP connections refused: bad handshake, junk, timeout
+    abandoned_connections: int = 0  # closed by the other end before saying anything to refuse
     refused_frames: int = 0  # malformed frames, and frames a caller refused (Transport.refuse)
     frames_dropped: int = 0  # frames not queued: the peer's send queue was full (dead or slow)
 
@@ -123,6 +125,10 @@ _REFUSAL_EVENTS = (
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
 _LINK_EVENTS = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+#: The errno libzmq 4.3 reports with EVENT_HANDSHAKE_FAILED_NO_DETAIL when the other end closed
+#: (or reset) the connection before the handshake was over (measured; a handshake this node
+#: timed out reports another, e.g. EAGAIN).
+_CLOSED_BY_PEER = frozenset({errno.EPIPE, errno.ECONNRESET})
 
 
 class ZmqTransport(Transport):
@@ -161,6 +167,7 @@ class ZmqTransport(Transport):
         self._stats = TransportStats()
         self._accepted = 0
         self._authenticated = 0
+        self._abandoned = 0
         self._closed = False
         self._context = zmq.Context()
         self._auth: _RosterAuthenticator | None = None
@@ -354,17 +361,27 @@ class ZmqTransport(Transport):
             return
         while self._monitor.poll(0):
             try:
-                event = recv_monitor_message(self._monitor, flags=zmq.NOBLOCK)["event"]
+                message = recv_monitor_message(self._monitor, flags=zmq.NOBLOCK)
             except (zmq.Again, ValueError):
                 break
+            event = message["event"]
             if event == zmq.EVENT_ACCEPTED:
                 self._accepted += 1
             elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self._authenticated += 1
+            elif (
+                event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                and int(message["value"]) in _CLOSED_BY_PEER
+            ):
+                self._abandoned += 1
         # Junk bytes end a connection with no handshake event at all, so count the connections
         # that never authenticated (one still in its handshake counts until it succeeds: at
-        # most handshake_timeout).
-        self._stats.refused_connections = self._accepted - self._authenticated
+        # most handshake_timeout), except those the other end closed before saying anything
+        # wrong: nothing was refused. A port probe, or a peer's reconnection that waited in the
+        # accept queue of this node while it was stopped (SIGSTOP) and was closed when that
+        # peer exited: it is accepted, and found closed, only when this node runs again.
+        self._stats.abandoned_connections = self._abandoned
+        self._stats.refused_connections = self._accepted - self._authenticated - self._abandoned
 
     def connected_peers(self) -> frozenset[int]:
         """Peers whose CURVE handshake with this node's DEALER has succeeded and still holds."""
