@@ -12,8 +12,8 @@ Two modes:
   simulator's synchronous rounds deliver, so results equal the simulator's. A neighbour that
   stays silent past the timeout is marked silent from that step on and no longer waited for;
   while a neighbour is silent the node still takes (without waiting) whatever has arrived at
-  every step. Its frames stamped in the past are late ones; once a frame from it is for this
-  node's last round or later, it is back in step and waited for again.
+  every step. Its frames stamped in the past are late ones; as soon as a new frame from it
+  arrives it is waited for again (if it is behind, up to ``timeout`` while it catches up).
 - **async** (default): a node never waits. Frames stamped in its future (a faster neighbour)
   are held until its clock gets there; frames from its past follow the algorithm's late-message
   rule (docs/faults.md).
@@ -145,7 +145,6 @@ class LiveNode:
         self._held = {v: [0, 0] for v in self._neighbours}  # neighbour -> [frames, bytes] held
         self._newest = 0  # the newest stamp ever held
         self._silent_since: dict[int, tuple[int, float]] = {}  # neighbour -> (step, monotonic)
-        self._last_round = (0, 0)  # (step, round) of the last sync round this node ran
         self._silences: list[tuple[int, int, int, float]] = []  # (who, from, back at, seconds)
         self._closed = False
         self.record = record or {}  # the run's configuration record (mamab.live.agreement)
@@ -269,7 +268,6 @@ class LiveNode:
         for round_ in range(rounds):
             self._send_round(step, round_, self._outgoing(), markers=True)
             frames = self._await_round(step, round_)
-            self._last_round = (step, round_)
             for sender in sorted(frames):
                 self._deliver(frames[sender])
 
@@ -499,12 +497,13 @@ class LiveNode:
             self._back(frame.sender)
             self._finished.add(frame.sender)
             return True, None, 0
-        if (
-            self.sync
-            and frame.sender not in self._waiting_for
-            and (frame.stamp, frame.round) >= self._last_round
-        ):
-            self._back(frame.sender)  # a silent neighbour is back in step: wait for it again
+        if self.sync and frame.sender not in self._waiting_for:
+            # A silent neighbour that sends a new frame is alive: wait for it again, even if it
+            # is behind. (Waiting only once it was back in step let a node that had given up on
+            # every neighbour at once, e.g. after simultaneous timeouts, run ahead alone for
+            # good: their frames stayed in its past.) Behind, it catches up during the wait
+            # (this node's frames are there for it), or is marked silent again at its end.
+            self._back(frame.sender)
             self._waiting_for.add(frame.sender)
         return True, frame, len(envelope.body)
 
@@ -637,7 +636,6 @@ _STATE = (
     "_held",
     "_newest",
     "_silent_since",
-    "_last_round",
     "_silences",
     "_links",
     "last_rounds",
