@@ -357,13 +357,20 @@ def test_agent_input_errors_are_one_line(tmp_path: Path) -> None:
             str(keys / "agent-0.secret"),
         ],
     }
-    for what, args in cases.items():
-        proc = subprocess.run(
-            [sys.executable, "-m", "mamab", *args], capture_output=True, text=True, timeout=60
-        )
-        assert proc.returncode == 2, (what, proc.stderr)
-        assert len(proc.stderr.strip().splitlines()) == 1, (what, proc.stderr)
-        assert proc.stderr.startswith("mamab: error: "), (what, proc.stderr)
+    own = [*base, "--id", "0", "--secret", str(keys / "agent-0.secret")]
+    taken = socket.create_server(("127.0.0.1", 0))  # a port in use: --bind cannot listen there
+    cases["--bind not tcp://host:port"] = [*own, "--bind", "127.0.0.1:5000"]
+    cases["--bind on a port in use"] = [*own, "--bind", f"tcp://127.0.0.1:{taken.getsockname()[1]}"]
+    with taken:
+        for what, args in cases.items():
+            proc = subprocess.run(
+                [sys.executable, "-m", "mamab", *args], capture_output=True, text=True, timeout=60
+            )
+            assert proc.returncode == 2, (what, proc.stderr)
+            assert len(proc.stderr.strip().splitlines()) == 1, (what, proc.stderr)
+            assert proc.stderr.startswith("mamab: error: "), (what, proc.stderr)
+            if what.startswith("--bind"):
+                assert "--bind" in proc.stderr or "cannot listen on" in proc.stderr, proc.stderr
 
 
 def test_a_live_run_refuses_fields_its_nodes_would_not_get() -> None:
@@ -803,3 +810,75 @@ def test_a_stopped_node_reports_who_was_silent_and_refuses_no_peer(tmp_path, rea
         assert silence["seconds"] > 0
     assert sorted(s["node"] for s in records[2]["silences"]) == [0, 1, 3]
     assert all(s["back_at_step"] is None for s in records[2]["silences"])
+
+
+class Forward:
+    """A TCP forwarder on 127.0.0.1, from ``port`` to ``to`` (a NAT, a load balancer, a
+    Service's port mapping: the address peers dial is not the one the node listens at)."""
+
+    def __init__(self, port: int, to: int) -> None:
+        self.to = to
+        self.server = socket.create_server(("127.0.0.1", port))
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+                upstream = socket.create_connection(("127.0.0.1", self.to), timeout=10)
+            except OSError:
+                return
+            upstream.settimeout(None)
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+            b.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.server.close()
+        for sock in self.sockets:
+            sock.close()
+
+
+@pytest.mark.slow
+def test_an_agent_listens_at_its_bind_address_and_is_dialled_at_its_roster_address(
+    tmp_path, reaper
+):
+    """Node 1's roster address is a host name (localhost) and a port that a forwarder holds;
+    node 1 listens elsewhere with --bind (another port of 127.0.0.1), where the forwarder
+    sends its peer: the run completes and equals `mamab run`. (Without --bind, node 1 would
+    try to listen at its roster address, held by the forwarder, and stop with one line.)"""
+    from mamab.live.roster import write_fleet
+    from mamab.live.transport import free_ports
+
+    keys = tmp_path / "keys"
+    port0, dialled, listened = free_ports(3)
+    write_fleet([f"tcp://127.0.0.1:{port0}", f"tcp://localhost:{dialled}"], keys)
+    forward = Forward(dialled, listened)
+    try:
+        flags = "--algorithm full-communication -N 2 -K 6 -T 200 --seed 5 --sync --timeout 30"
+        procs = [
+            start_agent(keys, 0, flags.split(), tmp_path / "0.json"),
+            start_agent(
+                keys, 1, flags.split(), tmp_path / "1.json", "--bind", f"tcp://127.0.0.1:{listened}"
+            ),
+        ]
+        reaper.extend(p.pid for p in procs)
+        for proc in procs:
+            _, stderr = proc.communicate(timeout=120)
+            assert proc.returncode == 0, stderr
+    finally:
+        forward.close()
+    records = [json.loads((tmp_path / f"{node}.json").read_text()) for node in range(2)]
+    sim = simulate(Config("full-communication", 2, 6, 200, seed=5))
+    assert [r["final_regret"] for r in records] == sim.final_regret[0].tolist()
+    assert [r["messages_received"] for r in records] == sim.counts["messages_received"][0].tolist()
