@@ -241,9 +241,9 @@ def test_a_node_cut_off_for_longer_than_the_timeout_is_waited_for_again(lab, tmp
     31). Its peers mark it silent from step 31 and go on without it; once they are 300 steps
     further (a state: bytes among them), the network comes back and node 2 goes on. TCP kept
     what the black-hole held; node 2 takes its peers' frames as its rounds come and catches up,
-    and its peers wait for it again as soon as its frames are back in their step. The run
-    completes, no message is lost, and the silence is reported with where it began and ended.
-    (What a node cut off while it runs does is in the docs: it runs ahead alone.)"""
+    and its peers wait for it again as soon as its frames come again. The run completes, no
+    message is lost, and the silence is reported with where it began and ended. (Nodes cut off
+    while they run: test_nodes_cut_off_all_at_once_wait_for_each_other_again.)"""
     config = Config("full-communication", 4, 8, 1500, seed=7)
     cut_at, hold = 30, tmp_path / "held"
     os.environ["MAMAB_LIVE_HOLD"] = f"2:{cut_at}:{hold}"
