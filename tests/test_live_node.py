@@ -552,11 +552,14 @@ def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
     assert run["stopped"] == []  # every node finished its run
 
 
-def test_a_silent_neighbour_heard_again_is_waited_for_again_even_if_behind() -> None:
-    """Node 1 starts when node 0 is at step 20 (as a stalled node would): as soon as its first
-    frames arrive (stamped 1..5, taken late), node 0 waits for it again; it is not there yet,
-    so node 0 marks it silent again. Once it is in step, node 0 waits for it and gets its frames
-    in their round. (Node 0 used to wait only once node 1's frames reached its last round.)"""
+def test_a_node_alone_waits_again_for_a_silent_neighbour_heard_again_even_if_behind() -> None:
+    """Node 1 starts when node 0 is at step 20 (as a stalled node would). Node 0 waits for
+    nobody (its one neighbour is silent), so it would run as fast as node 1 and node 1 would
+    never catch up: as soon as node 1's first frames arrive (stamped 1..5, taken late), node 0
+    waits for it again; it is not there yet, so node 0 marks it silent again. Once it is in
+    step, node 0 waits for it and gets its frames in their round. (Node 0 used to wait only once
+    node 1's frames reached its last round.) A node still in step with other neighbours lets a
+    silent one catch up without waiting for it: test_a_stalled_neighbour_is_waited_for_again..."""
     config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
     instance, agents, _ = fleet(config, 0)
     network = MemoryNetwork(2)

@@ -217,7 +217,7 @@ def run_fleet(
 
 def silence_report(records: list[dict | None]) -> list[dict]:
     """Each time a node stopped answering, as its neighbours saw it: the node, who noticed, the
-    step they noticed it at, the latest step at which a frame from it came to them again (None:
+    step they noticed it at, the latest step at which they waited for it again (None:
     not before they finished) and the longest any of them went without it (s). One entry per
     (node, step noticed, whether it came back)."""
     seen: dict[tuple[int, int, bool], dict] = {}
