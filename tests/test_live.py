@@ -771,10 +771,14 @@ def wait_until(state, what: str, procs=(), limit: float = 120) -> None:
 @pytest.mark.slow
 def test_a_stopped_node_reports_who_was_silent_and_refuses_no_peer(tmp_path, reaper):
     """Issue 21 item 6. Node 2 holds after step 100 and is stopped (SIGSTOP) there; its peers
-    give up on it, redial it (their ZMTP heartbeat expired: the redials wait in node 2's accept
-    queue), hold after step 150, are released and finish while it is still stopped. Continued,
-    node 2 finds the redials closed: none counts as a refused connection (they did before), and
-    every record says exactly who was silent from which step."""
+    give up on it and hold after step 150 (states). It stays stopped 5 s, the fault's own
+    duration: longer than the 3 s after which the peers' ZMTP heartbeat used to drop their
+    connections to it and redial, the redials waiting in its accept queue. The peers are
+    released and finish while it is still stopped. Continued, node 2 used to accept those
+    redials, closed before their handshake, and count each as a refused connection. Now the
+    peers keep their connections (its kernel still answers): nothing waits in its accept queue,
+    nothing is refused, every record says exactly who was silent from which step, and node 2
+    gets every frame its peers sent it."""
     keys = loopback_fleet(tmp_path, 4)
     port = load_roster(keys / "roster.toml").node(2).port
     flags = "--algorithm full-communication -N 4 -K 6 -T 400 --seed 0 --sync --timeout 2"
@@ -787,11 +791,13 @@ def test_a_stopped_node_reports_who_was_silent_and_refuses_no_peer(tmp_path, rea
     peers = [procs[v] for v in (0, 1, 3)]
     wait_for_file(holds[2], procs[2])
     os.kill(procs[2].pid, signal.SIGSTOP)
+    stopped = time.monotonic()
     try:
         holds[2].unlink()  # released, but stopped: it goes on when continued
         for v in (0, 1, 3):
             wait_for_file(holds[v], procs[v])  # they gave up on node 2 at step 101
-        wait_until(lambda: unaccepted(port) >= 3, "every peer redialled node 2", peers)
+        time.sleep(max(0.0, 5.0 - (time.monotonic() - stopped)))  # the stop's own duration
+        assert unaccepted(port) == 0  # no peer redialled node 2 (each used to, after 3 s)
         for v in (0, 1, 3):
             holds[v].unlink()
         for proc in peers:
@@ -803,13 +809,13 @@ def test_a_stopped_node_reports_who_was_silent_and_refuses_no_peer(tmp_path, rea
     assert procs[2].returncode == 0, stderr
     records = [json.loads((tmp_path / f"{node}.json").read_text()) for node in range(4)]
     assert [r["refused"] for r in records] == [{"connections": 0, "messages": 0}] * 4
-    assert records[2]["abandoned_connections"] >= 3  # the redials, closed: not refusals
     for v in (0, 1, 3):
         (silence,) = records[v]["silences"]
         assert (silence["node"], silence["from_step"], silence["back_at_step"]) == (2, 101, None)
         assert silence["seconds"] > 0
-    assert sorted(s["node"] for s in records[2]["silences"]) == [0, 1, 3]
-    assert all(s["back_at_step"] is None for s in records[2]["silences"])
+    # Node 2's peers' frames and goodbyes waited on their connections: continued, it takes
+    # them all (late) and blames nobody.
+    assert records[2]["silences"] == [] and records[2]["messages_received"] == 3 * 400
 
 
 class Forward:

@@ -112,7 +112,6 @@ def node_record(
         "frames_sent": stats.frames_sent,
         "frames_received": stats.frames_received,
         "frames_dropped": stats.frames_dropped,
-        "abandoned_connections": stats.abandoned_connections,
         "refused": {
             "connections": stats.refused_connections,
             "messages": node.counts.refused_messages,

@@ -13,7 +13,6 @@ in its own background thread, inside the transport.)
 
 from __future__ import annotations
 
-import errno
 import math
 import socket
 import time
@@ -55,8 +54,7 @@ class TransportStats:
     bytes_received: int = 0  # frame bytes returned by recv
     wire_bytes_sent: int = 0  # frame bytes + per-frame ZMTP/CURVE overhead (curve_wire_bytes)
     wire_bytes_received: int = 0
-    refused_connections: int = 0  # accepted TCP connections refused: bad handshake, junk, timeout
-    abandoned_connections: int = 0  # closed by the other end before saying anything to refuse
+    refused_connections: int = 0  # accepted TCP connections that never authenticated
     refused_frames: int = 0  # malformed frames, and frames a caller refused (Transport.refuse)
     frames_dropped: int = 0  # frames not queued: the peer's send queue was full (dead or slow)
 
@@ -125,10 +123,6 @@ _REFUSAL_EVENTS = (
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
 _LINK_EVENTS = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
-#: The errno libzmq 4.3 reports with EVENT_HANDSHAKE_FAILED_NO_DETAIL when the other end closed
-#: (or reset) the connection before the handshake was over (measured; a handshake this node
-#: timed out reports another, e.g. EAGAIN).
-_CLOSED_BY_PEER = frozenset({errno.EPIPE, errno.ECONNRESET})
 
 
 class ZmqTransport(Transport):
@@ -140,8 +134,12 @@ class ZmqTransport(Transport):
     unreachable, and ZeroMQ reconnects every 0.1 s, so a peer that starts late gets them. When
     the queue is full: if the peer is connected (slow, not dead), `send` waits up to
     ``send_timeout`` s for room; if it is not connected (dead, or never started), it waits not
-    at all. A frame that finds no room is dropped and counted in ``frames_dropped``. ZMTP
-    heartbeats every ``heartbeat`` s (0: off) notice a silently dead peer within 3 heartbeats.
+    at all. A frame that finds no room is dropped and counted in ``frames_dropped``. TCP
+    keepalive notices a peer host that is gone (about 25 s); ZMTP heartbeats every
+    ``heartbeat`` s (default 0: off) would notice it within 3 heartbeats, but would also give
+    up on a peer that is only stopped (SIGSTOP: its kernel still answers) and redial it, and
+    the stopped peer, continued, would count that redial as a refused connection if this node
+    had closed it meanwhile (see ``_connect_dealer``).
     `close` waits at most ``linger`` s for queued frames, then discards them uncounted.
     ``bind`` overrides the address the ROUTER binds (default: the roster address of the node;
     e.g. ``tcp://*:5000`` to listen on every interface of a real host).
@@ -158,7 +156,7 @@ class ZmqTransport(Transport):
         hwm: int = 10_000,
         send_timeout: float = 1.0,
         linger: float = 1.0,
-        heartbeat: float = 1.0,
+        heartbeat: float = 0.0,
         max_frame_bytes: int = 16 << 20,
         handshake_timeout: float = 5.0,
     ) -> None:
@@ -167,7 +165,6 @@ class ZmqTransport(Transport):
         self._stats = TransportStats()
         self._accepted = 0
         self._authenticated = 0
-        self._abandoned = 0
         self._closed = False
         self._context = zmq.Context()
         self._auth: _RosterAuthenticator | None = None
@@ -248,11 +245,14 @@ class ZmqTransport(Transport):
         dealer = self._context.socket(zmq.DEALER)
         dealer.linger = linger_ms
         dealer.sndhwm = hwm
-        # A peer that is stopped (SIGSTOP, a paused VM) has its kernel accept our connection
-        # and never answer: keep waiting on that connection, with the frames queued on it,
-        # rather than abandon it after 30 s (libzmq's default) and leave a dead connection in
-        # its accept queue, which it would count as refused when it resumes. TCP keepalive
-        # still notices a peer host that is gone (within about 25 s).
+        # A peer that is stopped (SIGSTOP, a paused VM) keeps its connections: its kernel
+        # still acknowledges, and answers keepalives. Never give up on such a connection: a
+        # redial would wait in the stopped peer's accept queue, and if this node closed it
+        # meanwhile (its run ended), the peer, continued, would accept a connection closed
+        # before its CURVE handshake and count it as refused (libzmq shows it like junk
+        # bytes). Hence no handshake timeout on a (re)connection (libzmq's default: 30 s) and
+        # no ZMTP heartbeat timeout by default (it redialled a peer stopped for 3 s). TCP
+        # keepalive still notices a peer host that is gone (within about 25 s).
         dealer.handshake_ivl = 0
         dealer.tcp_keepalive = 1
         dealer.tcp_keepalive_idle = 10
@@ -361,27 +361,17 @@ class ZmqTransport(Transport):
             return
         while self._monitor.poll(0):
             try:
-                message = recv_monitor_message(self._monitor, flags=zmq.NOBLOCK)
+                event = recv_monitor_message(self._monitor, flags=zmq.NOBLOCK)["event"]
             except (zmq.Again, ValueError):
                 break
-            event = message["event"]
             if event == zmq.EVENT_ACCEPTED:
                 self._accepted += 1
             elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self._authenticated += 1
-            elif (
-                event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-                and int(message["value"]) in _CLOSED_BY_PEER
-            ):
-                self._abandoned += 1
         # Junk bytes end a connection with no handshake event at all, so count the connections
         # that never authenticated (one still in its handshake counts until it succeeds: at
-        # most handshake_timeout), except those the other end closed before saying anything
-        # wrong: nothing was refused. A port probe, or a peer's reconnection that waited in the
-        # accept queue of this node while it was stopped (SIGSTOP) and was closed when that
-        # peer exited: it is accepted, and found closed, only when this node runs again.
-        self._stats.abandoned_connections = self._abandoned
-        self._stats.refused_connections = self._accepted - self._authenticated - self._abandoned
+        # most handshake_timeout).
+        self._stats.refused_connections = self._accepted - self._authenticated
 
     def connected_peers(self) -> frozenset[int]:
         """Peers whose CURVE handshake with this node's DEALER has succeeded and still holds."""
