@@ -65,9 +65,17 @@ def lab():
 
 
 def start_fleet(
-    lab: NetLab, config: Config, directory: Path, *, sync: bool, timeout: float, run: int = 0
+    lab: NetLab,
+    config: Config,
+    directory: Path,
+    *,
+    sync: bool,
+    timeout: float,
+    run: int = 0,
+    holds: dict[int, tuple[int, Path]] | None = None,
 ) -> list:
-    """Start every node of ``run`` in its namespace, on the roster of the lab's addresses."""
+    """Start every node of ``run`` in its namespace, on the roster of the lab's addresses;
+    ``holds``: node -> (step, path) it holds at (mamab.live.hold)."""
     m = node_count(config)
     assert m <= lab.size
     directory.mkdir(parents=True, exist_ok=True)
@@ -96,7 +104,14 @@ def start_fleet(
                     stdout=log,
                     stderr=log,
                     stdin=subprocess.DEVNULL,
-                    env=env,
+                    env={
+                        **env,
+                        **(
+                            {"MAMAB_LIVE_HOLD": f"{node}:{holds[node][0]}:{holds[node][1]}"}
+                            if holds and node in holds
+                            else {}
+                        ),
+                    },
                 )
             )
     return procs
@@ -193,10 +208,10 @@ def cut_when_running(lab: NetLab, procs: list, node: int, after: int = 8000) -> 
 
 
 def test_a_node_cut_off_for_less_than_the_timeout_is_waited_for(lab, tmp_path):
-    """Node 2 black-holed for 5 s (longer than ZeroMQ's 3 s heartbeat timeout, so its peers'
-    connections to it are dropped and redialled; shorter than --timeout 30): nobody is marked
+    """Node 2 black-holed for 5 s (shorter than --timeout 30; longer than the 3 s after which
+    a ZMTP heartbeat, when turned on, drops the connections and redials): nobody is marked
     silent, and the results equal `mamab run`: the bytes held in the network are delivered when
-    it returns, and the frames queued on a dropped connection go out on the new one."""
+    it returns (on the same connections, or on new ones with the frames queued meanwhile)."""
     config = Config("full-communication", 4, 8, 600, seed=6)
     start = time.monotonic()
     procs = start_fleet(lab, config, tmp_path, sync=True, timeout=30)
@@ -226,9 +241,9 @@ def test_a_node_cut_off_for_longer_than_the_timeout_is_waited_for_again(lab, tmp
     31). Its peers mark it silent from step 31 and go on without it; once they are 300 steps
     further (a state: bytes among them), the network comes back and node 2 goes on. TCP kept
     what the black-hole held; node 2 takes its peers' frames as its rounds come and catches up,
-    and its peers wait for it again as soon as its frames are back in their step. The run
-    completes, no message is lost, and the silence is reported with where it began and ended.
-    (What a node cut off while it runs does is in the docs: it runs ahead alone.)"""
+    and its peers wait for it again as soon as its frames come again. The run completes, no
+    message is lost, and the silence is reported with where it began and ended. (Nodes cut off
+    while they run: test_nodes_cut_off_all_at_once_wait_for_each_other_again.)"""
     config = Config("full-communication", 4, 8, 1500, seed=7)
     cut_at, hold = 30, tmp_path / "held"
     os.environ["MAMAB_LIVE_HOLD"] = f"2:{cut_at}:{hold}"
@@ -385,27 +400,39 @@ def test_every_connection_reset_at_once_is_survived(reset_all_run):
     assert all(r["refused"]["messages"] == 0 for r in records)
     sim = simulate(config)
     assert [r["messages_received"] for r in records] == sim.counts["messages_received"][0].tolist()
+    assert all(s["back_at_step"] is not None for r in records for s in r["silences"])
     print(
         f"every connection reset: {seconds:.1f} s, {len(lost_by_link)} lost frames, silences "
         f"{[r['silences'] for r in records]}"
     )
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="a sync node that marked every neighbour silent plays "
-    "on alone, ahead of them, and never waits for them again (timing-dependent: "
-    "5 runs of 6 failed here, hence not strict)",
-)
-def test_after_every_connection_is_reset_every_silence_ends(reset_all_run):
-    """Every node misses frames at once, so all time out within milliseconds of each other, and
-    a node whose deadline passes before a healthy neighbour's next frame marks that neighbour
-    silent too. A node that has marked all its neighbours silent no longer waits, runs ahead
-    of them, and their frames stay in its past: it is never back in step with them (5 runs of 6
-    here; found here, not in issue 21's list). Each silence should end."""
-    _, records, _, _ = reset_all_run
-    assert all(s["back_at_step"] is not None for r in records for s in r["silences"])
+def test_nodes_cut_off_all_at_once_wait_for_each_other_again(lab, tmp_path):
+    """Every node is black-holed at once, past --timeout 2: each marks all its neighbours silent
+    at about the same moment and runs on alone; they hold at steps 300, 400, 500, 600 (states).
+    The network comes back and they are released: each hears the others' frames, all in the
+    past of the one ahead, and must wait for them again until they catch up. (A node waited
+    again only for a neighbour back in its step: the one ahead played on alone for good and
+    its silences never ended.) Every silence ends; every node finishes; nothing is refused."""
+    config = Config("full-communication", 4, 8, 900, seed=4)
+    holds = {node: (300 + 100 * node, tmp_path / f"held-{node}") for node in range(4)}
+    procs = start_fleet(lab, config, tmp_path, sync=True, timeout=2, holds=holds)
+    wait_for(lab, lambda stats: all(sent_by(stats, node) >= 8000 for node in range(4)), procs)
+    for node in range(4):
+        lab.proxy.cut(node)
+    for _, path in holds.values():  # each gave up on the others, then ran alone to its hold
+        wait_for(lab, lambda stats, path=path: path.exists(), procs)
+    for node in range(4):
+        lab.proxy.restore(node)
+    for _, path in holds.values():
+        path.unlink()
+    records = finish_fleet(procs, tmp_path)
+    assert all(r["silences"] for r in records)  # each did give up on the others
+    for node, record in enumerate(records):
+        for silence in record["silences"]:
+            assert silence["back_at_step"] is not None, (node, record["silences"])
+    assert all(r["refused"] == {"connections": 0, "messages": 0} for r in records)
+    print(f"all cut at once: silences {[r['silences'] for r in records]}")
 
 
 # -- (4) async mode across namespaces --------------------------------------------------------

@@ -552,10 +552,14 @@ def test_the_summary_says_who_was_silent_when_and_for_how_long() -> None:
     assert run["stopped"] == []  # every node finished its run
 
 
-def test_a_silent_neighbour_far_behind_is_waited_for_again_only_once_in_step() -> None:
-    """Node 1 starts when node 0 is at step 20 (as a restarted node would): its frames stamped
-    1..5 are taken late but do not make node 0 wait for it; once its frames reach node 0's last
-    round, node 0 waits for it again."""
+def test_a_node_alone_waits_again_for_a_silent_neighbour_heard_again_even_if_behind() -> None:
+    """Node 1 starts when node 0 is at step 20 (as a stalled node would). Node 0 waits for
+    nobody (its one neighbour is silent), so it would run as fast as node 1 and node 1 would
+    never catch up: as soon as node 1's first frames arrive (stamped 1..5, taken late), node 0
+    waits for it again; it is not there yet, so node 0 marks it silent again. Once it is in
+    step, node 0 waits for it and gets its frames in their round. (Node 0 used to wait only once
+    node 1's frames reached its last round.) A node still in step with other neighbours lets a
+    silent one catch up without waiting for it: test_a_stalled_neighbour_is_waited_for_again..."""
     config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
     instance, agents, _ = fleet(config, 0)
     network = MemoryNetwork(2)
@@ -573,13 +577,68 @@ def test_a_silent_neighbour_far_behind_is_waited_for_again_only_once_in_step() -
     steps(nodes[0], 20)
     assert nodes[0].counts.waits == 1 and nodes[0].counts.silent == {1: 1}
     steps(nodes[1], 5)
-    steps(nodes[0], 1)  # step 21: frames 1..5 arrive, late; no wait for a node that far behind
-    assert nodes[0].counts.waits == 1 and nodes[0].counts.messages_received == 5
-    assert 1 not in nodes[0]._waiting_for
-    steps(nodes[1], 16)  # steps 6..21: node 1 is in step again
-    steps(nodes[0], 1)  # step 22: waits for node 1 again (its frame of 22 is not there yet)
-    assert nodes[0].counts.waits == 2 and nodes[0].counts.messages_received == 21
+    steps(nodes[0], 1)  # step 21: frames 1..5 arrive, late; node 0 waits for node 1 again
+    assert nodes[0].counts.waits == 2 and nodes[0].counts.messages_received == 5
+    assert 1 not in nodes[0]._waiting_for  # not there in time: silent again
+    steps(nodes[1], 17)  # steps 6..22: node 1 is in step again
+    steps(nodes[0], 1)  # step 22: node 1's frame of 22 is there
+    assert 1 in nodes[0]._waiting_for and nodes[0].counts.messages_received == 22
     assert [(s["from_step"], s["back_at_step"]) for s in nodes[0].silences()] == [
-        (1, 22),
-        (22, None),
+        (1, 21),
+        (21, 22),
     ]
+
+
+class LosesOne(MemoryTransport):
+    """Loses the ``nth`` data frame this node sends (a reset drops what is in flight)."""
+
+    def __init__(self, network: MemoryNetwork, node_id: int, nth: int | None) -> None:
+        super().__init__(network, node_id)
+        self.nth, self.sent = nth, 0
+
+    def send(self, receiver: int, data: bytes) -> bool:
+        if data[3] == link.DATA:
+            self.sent += 1
+            if self.sent == self.nth:
+                return True  # lost in flight
+        return super().send(receiver, data)
+
+
+def test_nodes_that_gave_up_on_each_other_wait_for_each_other_again() -> None:
+    """Node 0 gives up on node 1 (not started) at step 1 and runs alone to step 5; node 1 loses
+    node 0's frame of step 2 (the resend comes too late), gives up on it there and runs alone to
+    step 4. Each is now silent for the other, and node 1's frames are all in node 0's past: node
+    0 must still wait for it again (it used to run ahead alone for good, the silence never
+    ending), and node 1, given node 0's lost frame again, waits for node 0 again."""
+    config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
+    instance, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(2)
+    nodes = [
+        LiveNode(
+            a,
+            LosesOne(network, a.agent_id, 2 if a.agent_id == 0 else None),
+            wire_spec(config),
+            sync=True,
+            timeout=0.05,
+            probe=60.0,
+        )
+        for a in agents
+    ]
+    means = instance.problem.means
+
+    def steps(node: LiveNode, count: int) -> None:
+        for _ in range(count):
+            arm = node.select_arm()
+            node.observe(arm, float(means[arm]))
+
+    steps(nodes[0], 5)
+    steps(nodes[1], 4)
+    assert nodes[0].counts.silent == {1: 1} and nodes[1].counts.silent == {0: 2}
+    assert nodes[0].counts.waits == 1 and nodes[1].counts.waits == 2  # (step 1: got it)
+    steps(nodes[0], 1)  # step 6: node 1's frames 1..4 arrive, late: it is alive
+    assert nodes[0].counts.waits == 2  # waited for it again (then silent again: not there)
+    assert nodes[0].silences()[0] == {**nodes[0].silences()[0], "from_step": 1, "back_at_step": 6}
+    steps(nodes[1], 2)  # steps 5, 6: node 0's frames 2..6 (2 resent) are there
+    assert 0 in nodes[1]._waiting_for and nodes[1].counts.waits == 2  # in step: no wait
+    assert [(s["from_step"], s["back_at_step"]) for s in nodes[1].silences()] == [(2, 5)]
+    assert nodes[1].counts.messages_received == 6  # 2..4 late, 5 and 6 in their round

@@ -13,7 +13,7 @@ from mamab.live.checkpoint import resume as resume_node
 from mamab.live.hold import hold_from_env
 from mamab.live.node import LiveNode
 from mamab.live.play import fleet, liars, node_record, play, wire_spec
-from mamab.live.roster import load_roster, load_secret
+from mamab.live.roster import check_address, load_roster, load_secret
 from mamab.live.transport import ZmqTransport
 
 
@@ -29,14 +29,18 @@ def run_agent(
     checkpoint: Path | None = None,
     checkpoint_every: float = 2.0,
     resume: bool = False,
+    bind: str | None = None,
 ) -> dict:
     """Play node ``node_id`` of run ``run`` with its peers of the roster; its result record.
 
     ``checkpoint``: where to keep the node's checkpoint (mamab.live.checkpoint); ``resume``:
-    continue from it, as the node's next incarnation.
+    continue from it, as the node's next incarnation. ``bind``: the address to listen at
+    (``tcp://host:port``; default: the node's roster address, which its peers dial).
     """
     if resume and checkpoint is None:
         raise ConfigError("--resume needs --checkpoint: the file to resume from")
+    if bind is not None:
+        check_address(bind, "--bind")
     hold = hold_from_env(node_id)
     roster = load_roster(roster_path)
     secret = load_secret(secret_path)
@@ -48,7 +52,7 @@ def run_agent(
         )
     if not 0 <= node_id < len(agents):
         raise ConfigError(f"--id {node_id} is not a node of the roster (0..{len(agents) - 1})")
-    transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id])
+    transport = ZmqTransport(roster, node_id, secret, peers=links.neighbours[node_id], bind=bind)
     liar, forge = liars(config, instance)
     record = run_record(config, run, sync, instance.topology, roster)
     node = LiveNode(

@@ -40,6 +40,13 @@ TIMEOUT = click.option(
     type=click.Path(path_type=Path),
     help="This node's secret key file (mode 0600).",
 )
+@click.option(
+    "--bind",
+    default=None,
+    metavar="tcp://HOST:PORT",
+    help="Listen here instead of at this node's roster address (e.g. tcp://0.0.0.0:5000 while "
+    "the roster gives a name the peers dial).",
+)
 @problem_options
 @refused_live
 @click.option(
@@ -88,6 +95,7 @@ def agent(
     checkpoint: Path | None,
     checkpoint_every: float,
     resume: bool,
+    bind: str | None = None,
     **problem,
 ) -> None:
     """Run one node of a live run in this process, over the roster's authenticated network."""
@@ -112,6 +120,7 @@ def agent(
         checkpoint=checkpoint,
         checkpoint_every=checkpoint_every,
         resume=resume,
+        bind=bind,
     )
     if out is None:
         import json

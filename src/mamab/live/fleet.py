@@ -220,8 +220,8 @@ def run_fleet(
 
 def silence_report(records: list[dict | None]) -> list[dict]:
     """Each time a node stopped answering, as its neighbours saw it: the node, who noticed, the
-    step they noticed it at, the latest step at which it was back in step with them (None: not
-    before they finished) and the longest any of them went without it (s). One entry per
+    step they noticed it at, the latest step at which they waited for it again (None:
+    not before they finished) and the longest any of them went without it (s). One entry per
     (node, step noticed, whether it came back)."""
     seen: dict[tuple[int, int, bool], dict] = {}
     for observer, record in enumerate(records):

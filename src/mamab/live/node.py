@@ -13,7 +13,9 @@ Two modes:
   stays silent past the timeout is marked silent from that step on and no longer waited for;
   while a neighbour is silent the node still takes (without waiting) whatever has arrived at
   every step. Its frames stamped in the past are late ones; once a frame from it is for this
-  node's last round or later, it is back in step and waited for again.
+  node's last round or later, it is back in step and waited for again. A node that waits for
+  no neighbour at all (all silent) waits again for one as soon as a new frame from it arrives,
+  even behind: else, running as fast as it, the neighbour would never catch up.
 - **async** (default): a node never waits. Frames stamped in its future (a faster neighbour)
   are held until its clock gets there; frames from its past follow the algorithm's late-message
   rule (docs/faults.md).
@@ -146,6 +148,7 @@ class LiveNode:
         self._newest = 0  # the newest stamp ever held
         self._silent_since: dict[int, tuple[int, float]] = {}  # neighbour -> (step, monotonic)
         self._last_round = (0, 0)  # (step, round) of the last sync round this node ran
+        self._alone = False  # at its last exchange it waited for no neighbour (all silent)
         self._silences: list[tuple[int, int, int, float]] = []  # (who, from, back at, seconds)
         self._closed = False
         self.record = record or {}  # the run's configuration record (mamab.live.agreement)
@@ -263,6 +266,7 @@ class LiveNode:
                 self._take_arrived()
                 self._deliver_due(step)
             return
+        self._alone = not self._waiting_for - self._finished  # it waits for nobody
         if self._neighbours - self._waiting_for - self._finished:
             self._take_arrived()  # listen to silent neighbours without waiting: are they back?
         self._deliver_due(step - 1)  # frames of silent neighbours that came back: late
@@ -502,9 +506,15 @@ class LiveNode:
         if (
             self.sync
             and frame.sender not in self._waiting_for
-            and (frame.stamp, frame.round) >= self._last_round
+            and (self._alone or (frame.stamp, frame.round) >= self._last_round)
         ):
-            self._back(frame.sender)  # a silent neighbour is back in step: wait for it again
+            # A silent neighbour is back in step: wait for it again. One behind catches up
+            # meanwhile (this node's frames are there for it, so it runs without waiting,
+            # faster than nodes in step), without making this node and those waiting for it
+            # time out in turn. But a node that waits for nobody runs as fast as it: then it
+            # waits for it again at once, even behind (after nodes gave up on each other at
+            # once, the one ahead used to run on alone for good, their frames in its past).
+            self._back(frame.sender)
             self._waiting_for.add(frame.sender)
         return True, frame, len(envelope.body)
 

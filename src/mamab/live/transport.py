@@ -134,8 +134,12 @@ class ZmqTransport(Transport):
     unreachable, and ZeroMQ reconnects every 0.1 s, so a peer that starts late gets them. When
     the queue is full: if the peer is connected (slow, not dead), `send` waits up to
     ``send_timeout`` s for room; if it is not connected (dead, or never started), it waits not
-    at all. A frame that finds no room is dropped and counted in ``frames_dropped``. ZMTP
-    heartbeats every ``heartbeat`` s (0: off) notice a silently dead peer within 3 heartbeats.
+    at all. A frame that finds no room is dropped and counted in ``frames_dropped``. TCP
+    keepalive notices a peer host that is gone (about 25 s); ZMTP heartbeats every
+    ``heartbeat`` s (default 0: off) would notice it within 3 heartbeats, but would also give
+    up on a peer that is only stopped (SIGSTOP: its kernel still answers) and redial it, and
+    the stopped peer, continued, would count that redial as a refused connection if this node
+    had closed it meanwhile (see ``_connect_dealer``).
     `close` waits at most ``linger`` s for queued frames, then discards them uncounted.
     ``bind`` overrides the address the ROUTER binds (default: the roster address of the node;
     e.g. ``tcp://*:5000`` to listen on every interface of a real host).
@@ -152,7 +156,7 @@ class ZmqTransport(Transport):
         hwm: int = 10_000,
         send_timeout: float = 1.0,
         linger: float = 1.0,
-        heartbeat: float = 1.0,
+        heartbeat: float = 0.0,
         max_frame_bytes: int = 16 << 20,
         handshake_timeout: float = 5.0,
     ) -> None:
@@ -241,11 +245,14 @@ class ZmqTransport(Transport):
         dealer = self._context.socket(zmq.DEALER)
         dealer.linger = linger_ms
         dealer.sndhwm = hwm
-        # A peer that is stopped (SIGSTOP, a paused VM) has its kernel accept our connection
-        # and never answer: keep waiting on that connection, with the frames queued on it,
-        # rather than abandon it after 30 s (libzmq's default) and leave a dead connection in
-        # its accept queue, which it would count as refused when it resumes. TCP keepalive
-        # still notices a peer host that is gone (within about 25 s).
+        # A peer that is stopped (SIGSTOP, a paused VM) keeps its connections: its kernel
+        # still acknowledges, and answers keepalives. Never give up on such a connection: a
+        # redial would wait in the stopped peer's accept queue, and if this node closed it
+        # meanwhile (its run ended), the peer, continued, would accept a connection closed
+        # before its CURVE handshake and count it as refused (libzmq shows it like junk
+        # bytes). Hence no handshake timeout on a (re)connection (libzmq's default: 30 s) and
+        # no ZMTP heartbeat timeout by default (it redialled a peer stopped for 3 s). TCP
+        # keepalive still notices a peer host that is gone (within about 25 s).
         dealer.handshake_ivl = 0
         dealer.tcp_keepalive = 1
         dealer.tcp_keepalive_idle = 10
