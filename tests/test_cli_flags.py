@@ -296,7 +296,7 @@ def test_a_node_parses_back_the_configuration_of_its_flags(tmp_path):
     from mamab.options import problem_config
 
     own = {"roster", "node_id", "secret", "run", "sync", "timeout", "out"}
-    own |= {"checkpoint", "checkpoint_every", "resume"}
+    own |= {"checkpoint", "checkpoint_every", "resume", "bind"}
     for algorithm, params in [
         ("lcc-ucb-relay", ["relay_k_prime=degree", "k_prime=4", "alpha=3"]),
         ("demab", ["demab_radius=16", "demab_best_arm=own"]),

@@ -45,7 +45,7 @@ TIMEOUT = click.option(
     default=None,
     metavar="tcp://HOST:PORT",
     help="Listen here instead of at this node's roster address (e.g. tcp://0.0.0.0:5000 while "
-    "the roster gives a name the peers dial).",
+    "the roster gives a name the peers dial) [default: the roster address].",
 )
 @problem_options
 @refused_live
