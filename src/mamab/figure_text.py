@@ -20,9 +20,9 @@ from mamab.experiments.aggregate import ConfigResult, plugin_parameters, varying
 UNSAID = frozenset({"seed", "grid_points", "grid_style", "graph_sha256", "runs", "means"})
 
 ATTACK_WORDS = {
-    "worst": "liars recommend the worst arm",
-    "best-second": "liars recommend the second-best arm",
-    "random": "liars recommend a random non-best arm",
+    "worst": "liars name the worst arm",
+    "best-second": "liars name the second-best arm",
+    "random": "liars name random arms",
     "truthful": "liars tell the truth",
 }
 
@@ -92,9 +92,7 @@ SETTING_WORDS: dict[str, Callable[[object, ConfigResult], str]] = {
     "crash_at": lambda v, r: "crashes at given steps" if v else "",
     "recover_after": lambda v, r: f"recovery after {v} steps" if v else "",
     "malicious": lambda v, r: f"{v} liars" if isinstance(v, int) and v else "",
-    "attack": lambda v, r: (
-        ATTACK_WORDS.get(str(v), f"attack {v}") if r.config.get("malicious") else ""
-    ),
+    "attack": lambda v, r: ATTACK_WORDS.get(str(v), f"attack {v}"),
 }
 
 
@@ -144,12 +142,10 @@ def ignores_alpha(results: list[ConfigResult]) -> list[str]:
 def figure_setting(results: list[ConfigResult], across: list[str]) -> str:
     """The setting shared by every panel of a figure in words, with α where it is one value."""
     first = results[0]
-    fixed = [
-        k
-        for k in first.flat
-        if k not in STRATEGY_FIELDS and k not in across and k not in ("agents", "arms")
-    ]
+    fixed = [k for k in first.flat if k not in STRATEGY_FIELDS and k not in across]
     fixed = [k for k in fixed if k not in varying(results, (k,))]
+    if not any(r.config.get("malicious") for r in results):
+        fixed = [k for k in fixed if k != "attack"]  # no liars: no attack to name
     parts = setting_words(first, fixed)
     alpha = alpha_words(results)
     if alpha:

@@ -166,10 +166,9 @@ def line_style(r: ConfigResult, members: list[ConfigResult], points: int) -> dic
 def panel_title(members: list[ConfigResult], across: list[str], said: Iterable[str] = ()) -> str:
     """'N = 10, K = 100, complete graph' plus the setting fields that differ between panels;
     fields in ``said`` (the figure's title says them) are left out."""
-    c = members[0].config
-    fields = [k for k in ("graph", *across) if k not in ("agents", "arms") and k not in said]
-    words = setting_words(members[0], list(dict.fromkeys(fields)))
-    return ", ".join([f"N = {c['agents']}", f"K = {c['arms']}", *words])
+    said = set(said)
+    fields = [k for k in ("agents", "arms", "graph", *across) if k not in said]
+    return ", ".join(setting_words(members[0], list(dict.fromkeys(fields))))
 
 
 def _bound(r: ConfigResult, t: np.ndarray) -> np.ndarray | None:
@@ -226,9 +225,10 @@ def panel_figure(
             ax.set_visible(False)  # the last row's empty slots
         axes = list(grid.flat[: len(grouped)])
         entries: dict[str, Any] = {}
+        panel_chars = chars(size[0], FONTS["axes.titlesize"])
         for ax, members in zip(axes, grouped.values(), strict=True):
             draw(ax, members)
-            ax.set_title(panel_title(members, across, said))
+            ax.set_title("\n".join(textwrap.wrap(panel_title(members, across, said), panel_chars)))
             ax.set_xlabel(xlabel)
             ax.grid(alpha=0.3, which="major")
             ax.tick_params(which="both", labelleft=True)
@@ -400,6 +400,8 @@ def regret_figure(
     def finish(figure: Figure) -> None:
         if not log_y:
             clip_outliers(figure, curves, "final median")
+        if note := coincide_note(curves):
+            figure.notes.append(note)
 
     return panel_figure(
         results,
@@ -856,3 +858,53 @@ def figure_plan(
         plan[f"{figure}-bits"] = partial(bits_figure, members)
         plan[f"{figure}-frontier"] = partial(frontier_figure, members)
     return plan
+
+
+def plot(
+    source: Any,
+    out: str | Path | None = None,
+    *,
+    bounds: bool = False,
+    style: Style | None = None,
+    figure: str = "results",
+) -> dict[str, Any]:
+    """The figures ``mamab plot`` draws, from Python: regret, bits and frontier (or regret
+    against the loss or the number of liars when a sweep varies them).
+
+    ``source``: a sweep directory (its stored tables), a :class:`mamab.Result`, a list of
+    Results (one panel per setting, one line per strategy; named ``figure``) or what
+    :func:`mamab.sweep` returns. With ``out``, the figures are written into ``out/figures`` in
+    ``style`` (as ``mamab plot``: formats, dpi, log axes; stale figures mamab drew there are
+    removed) and the paths are returned by figure; without, the matplotlib figures are returned
+    by name (``fig.savefig(...)``, or shown in a notebook) and nothing is written.
+    """
+    results = _config_results(source, figure)
+    if not results:
+        raise ConfigError("nothing to plot: no result given")
+    if out is not None:
+        return draw_all(results, Path(out), bounds=bounds, style=style)
+    style = style or Style()
+    return {key: make() for key, make in figure_plan(results, bounds, style).items()}
+
+
+def _config_results(source: Any, figure: str) -> list[ConfigResult]:
+    from mamab.result import Result
+
+    if isinstance(source, str | Path):
+        from mamab.experiments.aggregate import read_curves
+
+        return read_curves(Path(source))
+    if hasattr(source, "results") and not isinstance(source, Result):
+        source = source.results  # a sweep's outcome
+    items = [source] if isinstance(source, Result | ConfigResult) else list(source)
+    out = []
+    for item in items:
+        if isinstance(item, Result):
+            out.append(ConfigResult.from_result(item, figure))
+        elif isinstance(item, ConfigResult):
+            out.append(item)
+        else:
+            raise ConfigError(
+                f"cannot plot {type(item).__name__}: give Results or a sweep directory"
+            )
+    return out
