@@ -16,8 +16,13 @@ from mamab.columns import STRATEGY_FIELDS, field_text
 from mamab.errors import ConfigError
 from mamab.experiments.aggregate import ConfigResult, plugin_parameters, varying
 
-#: Setting fields a figure never names (how the curves are recorded, or named elsewhere).
+#: Setting fields a figure's title never names (how the curves are recorded; the arm means,
+#: drawn anew every run unless given); a panel's title names them when they differ.
 UNSAID = frozenset({"seed", "grid_points", "grid_style", "graph_sha256", "runs", "means"})
+#: Fields a title names only when they differ from Config's default (no loss, no crashes, ...).
+QUIET = frozenset(
+    {"loss", "delay", "crash_rate", "crash_at", "recover_after", "malicious", "sigma"}
+)
 
 ATTACK_WORDS = {
     "worst": "liars name the worst arm",
@@ -85,29 +90,36 @@ SETTING_WORDS: dict[str, Callable[[object, ConfigResult], str]] = {
     "reward": lambda v, r: f"{v} rewards".capitalize(),
     "sigma": lambda v, r: f"σ = {v:g}" if r.config.get("reward") == "gaussian" else "",
     "graph": _graph,
-    "edge_prob": lambda v, r: "",  # said with the graph
-    "loss": lambda v, r: f"loss probability q = {v:g}" if v else "",
-    "delay": lambda v, r: f"delay probability {v:g}" if v else "",
-    "crash_rate": lambda v, r: f"crash rate {v:g} per step" if v else "",
-    "crash_at": lambda v, r: "crashes at given steps" if v else "",
-    "recover_after": lambda v, r: f"recovery after {v} steps" if v else "",
-    "malicious": lambda v, r: f"{v} liars" if isinstance(v, int) and v else "",
+    "edge_prob": lambda v, r: "p = 10/N" if v is None else f"p = {v:g}",
+    "means": lambda v, r: f"arm means {field_text(v)}",
+    "loss": lambda v, r: f"loss q = {v:g}",
+    "delay": lambda v, r: f"delay probability {v:g}",
+    "crash_rate": lambda v, r: f"crash rate {v:g}",
+    "crash_at": lambda v, r: "crashes at given steps" if v else "no crashes",
+    "recover_after": lambda v, r: f"recovery after {v} steps" if v else "no recovery",
+    "malicious": lambda v, r: f"{v} liars" if isinstance(v, int) else "given liars",
     "attack": lambda v, r: ATTACK_WORDS.get(str(v), f"attack {v}"),
 }
 
 
 def setting_words(r: ConfigResult, fields: list[str]) -> list[str]:
-    """The given setting fields of a configuration in words (fields a figure never names left out)."""
+    """The given setting fields of a configuration in words."""
     out = []
     for name in fields:
-        if name in UNSAID:
-            continue
         value = r.config.get(name, r.flat.get(name))
         words = SETTING_WORDS.get(name)
         text = words(value, r) if words else f"{name.replace('_', ' ')} = {field_text(value)}"
         if text:
             out.append(text)
     return out
+
+
+def _defaults() -> dict[str, object]:
+    from dataclasses import MISSING, fields
+
+    from mamab.config import Config
+
+    return {f.name: f.default for f in fields(Config) if f.default is not MISSING}
 
 
 def alpha_words(results: list[ConfigResult]) -> str:
@@ -140,9 +152,21 @@ def ignores_alpha(results: list[ConfigResult]) -> list[str]:
 
 
 def figure_setting(results: list[ConfigResult], across: list[str]) -> str:
-    """The setting shared by every panel of a figure in words, with α where it is one value."""
+    """The setting shared by every panel of a figure in words, with α where it is one value.
+
+    Fields at Config's default that change nothing to say (no loss, no liars, no crashes) and
+    how curves are recorded (seed, grid) are left out."""
     first = results[0]
-    fixed = [k for k in first.flat if k not in STRATEGY_FIELDS and k not in across]
+    defaults = _defaults()
+    fixed = [
+        k
+        for k in first.flat
+        if k not in STRATEGY_FIELDS
+        and k not in across
+        and k not in UNSAID
+        and k != "edge_prob"  # said with the graph
+        and not (k in QUIET and first.config.get(k) == defaults.get(k))
+    ]
     fixed = [k for k in fixed if k not in varying(results, (k,))]
     if not any(r.config.get("malicious") for r in results):
         fixed = [k for k in fixed if k != "attack"]  # no liars: no attack to name

@@ -48,7 +48,7 @@ from mamab.figure_text import (
     setting_words,
     spec_of,
 )
-from mamab.stats import MedianBand, band_coverage, coverage_text, median_band, median_ci_ranks
+from mamab.stats import MedianBand, band_coverage, median_band, median_ci_ranks, percent_text
 from mamab.storage import atomic_write, write_json
 
 FORMATS = ("png", "pdf", "svg")
@@ -168,6 +168,8 @@ def panel_title(members: list[ConfigResult], across: list[str], said: Iterable[s
     fields in ``said`` (the figure's title says them) are left out."""
     said = set(said)
     fields = [k for k in ("agents", "arms", "graph", *across) if k not in said]
+    if "graph" in fields:
+        fields = [k for k in fields if k != "edge_prob"]  # the graph's words say p
     return ", ".join(setting_words(members[0], list(dict.fromkeys(fields))))
 
 
@@ -309,7 +311,7 @@ def robust_top(peaks: list[float]) -> float | None:
 def clip_outliers(figure: Figure, curves: list[Curve], what: str = "final median") -> None:
     """Set the shared linear y range by :func:`robust_top`; mark each curve that leaves the top
     with an arrow and its last value, and say so in the caption."""
-    top = robust_top([float(np.nanmax(c.high)) for c in curves if len(c.high)])
+    top = robust_top([float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()])
     if top is None:
         return
     for ax in figure.axes:
@@ -515,7 +517,7 @@ def bands_note(results: list[ConfigResult]) -> str:
     used = sorted({r.final_band().runs for r in results} - {0})
     if not used:
         return "no run kept an honest agent alive"
-    texts = [coverage_text(band_coverage(n, *median_ci_ranks(n)), n) for n in used]
+    texts = [f"{percent_text(band_coverage(n, *median_ci_ranks(n)))} with {n} runs" for n in used]
     return "bands: order-statistic interval of the median, coverage " + ", ".join(texts)
 
 
@@ -713,7 +715,15 @@ def against_figure(
         ax.yaxis.set_major_formatter(EngFormatter(sep=""))
 
     def finish(figure: Figure) -> None:
-        clip_outliers(figure, curves, "its largest median")
+        # a line far above the others: log scale, so every line stays whole and readable (a
+        # flat line clipped off a linear axis would leave its legend entry with nothing drawn)
+        top = robust_top([float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()])
+        if top is not None:
+            for ax in figure.axes:
+                ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+                ax.yaxis.set_minor_formatter(NullFormatter())
+            figure.notes.append("log scale: one line lies far above the others")
 
     return panel_figure(results, title, xlabel, ylabel, draw, exclude=(field,), finish=finish)
 
