@@ -28,6 +28,7 @@ import numpy as np
 from matplotlib.ticker import (
     EngFormatter,
     FixedLocator,
+    LogLocator,
     MaxNLocator,
     NullFormatter,
 )
@@ -70,6 +71,9 @@ FONTS = {
 #: A curve whose peak exceeds this many times the median peak of a figure's curves leaves the
 #: top of a linear axis (said in the caption) rather than squeezing the others to its bottom.
 OUTLIER = 2.5
+#: In a figure of final regret against a swept field, a line this many times above the median
+#: line turns the y axis to log scale (a flat line cannot leave the top and stay visible).
+FLAT_OUTLIER = 2.0
 BAND_ALPHA = 0.18
 COINCIDE = 0.03  # two curves within 3% of the larger's peak everywhere are said to coincide
 
@@ -266,7 +270,7 @@ def panel_figure(
 
 def chars(width_in: float, points: float) -> int:
     """About how many characters of a ``points``-size font fit in ``width_in`` inches."""
-    return max(30, int(width_in * 72 / (points * 0.56)))
+    return max(30, int(width_in * 72 / (points * 0.6)))
 
 
 def legend_entries(ax) -> dict[str, Any]:
@@ -295,14 +299,14 @@ class Curve(NamedTuple):
     high: np.ndarray
 
 
-def robust_top(peaks: list[float]) -> float | None:
+def robust_top(peaks: list[float], outlier: float = OUTLIER) -> float | None:
     """The top of a linear axis that leaves out curves peaking above ``OUTLIER`` times the median
     peak (None: no curve is that far above the others, or the others would still fill less than
     the axis's lower 60%: the axis shows everything)."""
     finite = [p for p in peaks if math.isfinite(p) and p > 0]
     if len(finite) < 3:
         return None
-    kept = [p for p in finite if p <= OUTLIER * float(np.median(finite))]
+    kept = [p for p in finite if p <= outlier * float(np.median(finite))]
     if len(kept) == len(finite) or 1.08 * max(kept) > 0.6 * max(finite):
         return None  # no outlier, or leaving it out would gain little room
     return 1.08 * max(kept)
@@ -317,16 +321,19 @@ def clip_outliers(figure: Figure, curves: list[Curve], what: str = "final median
     for ax in figure.axes:
         ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]), top=top)
     above = []
+    stacked: dict[int, int] = {}  # arrows already written per panel: the next goes below
     for c in curves:
         beyond = np.flatnonzero(c.median > top)
         if not beyond.size:
             continue
         x = c.x[beyond[0]]
         late = c.ax.transLimits.transform((x, top))[0] > 0.7  # near the right edge: text leftwards
+        row = stacked.get(id(c.ax), 0)
+        stacked[id(c.ax)] = row + 1
         c.ax.annotate(
             f"↑ {float(c.median[-1]):,.0f}",
             xy=(x, top),
-            xytext=(-3 if late else 3, -2),
+            xytext=(-3 if late else 3, -2 - 1.3 * FONTS["xtick.labelsize"] * row),
             textcoords="offset points",
             ha="right" if late else "left",
             va="top",
@@ -446,7 +453,7 @@ def bits_figure(results: list[ConfigResult], title: str = "Bits sent per agent")
     def finish(figure: Figure) -> None:
         top = max((float(np.nanmax(c.median)) for c in curves), default=1.0)
         decades = [0.0] + [
-            10.0**e for e in range(0, max(1, math.ceil(math.log10(max(top, 1)))) + 1)
+            10.0**e for e in range(1, max(1, math.ceil(math.log10(max(top, 1)))) + 1)
         ]
         for ax in figure.axes:
             ax.set_ylim(-ZERO_FLOOR, max(top * 2, 10))
@@ -455,7 +462,8 @@ def bits_figure(results: list[ConfigResult], title: str = "Bits sent per agent")
             )
             ax.yaxis.set_major_formatter(EngFormatter(sep=""))
             ax.yaxis.set_minor_formatter(NullFormatter())
-        if note := coincide_note(curves):
+        talking = [c for c in curves if np.any(c.median[:-1] > 0)]  # silent ones are said
+        if note := coincide_note(talking):
             figure.notes.append(note)
 
     return panel_figure(
@@ -717,10 +725,11 @@ def against_figure(
     def finish(figure: Figure) -> None:
         # a line far above the others: log scale, so every line stays whole and readable (a
         # flat line clipped off a linear axis would leave its legend entry with nothing drawn)
-        top = robust_top([float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()])
-        if top is not None:
+        highs = [float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()]
+        if robust_top(highs, FLAT_OUTLIER) is not None:
             for ax in figure.axes:
                 ax.set_yscale("log")
+                ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
                 ax.yaxis.set_major_formatter(EngFormatter(sep=""))
                 ax.yaxis.set_minor_formatter(NullFormatter())
             figure.notes.append("log scale: one line lies far above the others")
