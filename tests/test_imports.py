@@ -159,7 +159,13 @@ LAYERS = (
     ("mamab.engine", "mamab.engine.recording", "mamab.algorithms.*.driver"),
     ("mamab.engine.fast", "mamab.engine.reference", "mamab.resources"),
     ("mamab.simulate", "mamab.engine.warmup", "mamab.agents", "mamab.wire", "mamab.testing"),
-    ("mamab.experiments.*", "mamab.plots", "mamab.experiments", "mamab.cli_types"),
+    (
+        "mamab.experiments.*",
+        "mamab.figure_text",
+        "mamab.plots",
+        "mamab.experiments",
+        "mamab.cli_types",
+    ),
     ("mamab.options", "mamab.live.*", "mamab.live"),
     ("mamab.cli", "mamab.__main__", "mamab"),
 )
