@@ -91,7 +91,7 @@ SETTING_WORDS: dict[str, Callable[[object, ConfigResult], str]] = {
     "sigma": lambda v, r: f"σ = {v:g}" if r.config.get("reward") == "gaussian" else "",
     "graph": _graph,
     "edge_prob": lambda v, r: "p = 10/N" if v is None else f"p = {v:g}",
-    "means": lambda v, r: f"arm means {field_text(v)}",
+    "means": lambda v, r: f"arm means {field_text(r.flat['means'])}",  # long: shortened
     "loss": lambda v, r: f"loss q = {v:g}",
     "delay": lambda v, r: f"delay probability {v:g}",
     "crash_rate": lambda v, r: f"crash rate {v:g}",
