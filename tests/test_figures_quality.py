@@ -329,7 +329,7 @@ def test_report_embeds_png_and_links_a_pdf_only_figure(tmp_path):
     results = [fake("lcc-ucb"), fake("no-communication", final=3000, bits=0.0)]
     figures = tmp_path / "figures"
     text = render(results, {"f-regret": [figures / "f-regret.pdf"]}, tmp_path, "t", "n")
-    assert "![f-regret]" not in text and "[f-regret (PDF)](figures/f-regret.pdf)" in text
+    assert "![f-regret]" not in text and "- [f-regret (PDF)](figures/f-regret.pdf)" in text
     both = {"f-regret": [figures / "f-regret.pdf", figures / "f-regret.png"]}
     assert "![f-regret](figures/f-regret.png)" in render(results, both, tmp_path, "t", "n")
 

@@ -318,8 +318,10 @@ def clip_outliers(figure: Figure, curves: list[Curve], what: str = "final median
     top = robust_top([float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()])
     if top is None:
         return
+    lowest = min(float(np.nanmin(c.median)) for c in curves)
+    bottom = -0.03 * top if lowest >= 0 else figure.axes[0].get_ylim()[0]
     for ax in figure.axes:
-        ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]), top=top)
+        ax.set_ylim(bottom=bottom, top=top)
     above = []
     stacked: dict[int, int] = {}  # arrows already written per panel: the next goes below
     for c in curves:

@@ -444,7 +444,7 @@ def figure_line(key: str, paths: list[Path], out: Path) -> str:
     shown = next((p for ext in INLINE for p in paths if p.suffix == ext), None)
     if shown is not None:
         return f"![{key}]({shown.relative_to(out).as_posix()})"
-    return f"[{key} ({paths[0].suffix[1:].upper()})]({paths[0].relative_to(out).as_posix()})"
+    return f"- [{key} ({paths[0].suffix[1:].upper()})]({paths[0].relative_to(out).as_posix()})"
 
 
 def render(
