@@ -71,6 +71,9 @@ FONTS = {
 #: A curve whose peak exceeds this many times the median peak of a figure's curves leaves the
 #: top of a linear axis (said in the caption) rather than squeezing the others to its bottom.
 OUTLIER = 2.5
+#: A zoomed regret figure's axis ends at this many times the median curve's peak: the lower
+#: curves (the paper's comparison of LCC-UCB, full and no communication) fill it.
+ZOOM = 1.25
 #: In a figure of final regret against a swept field, a line this many times above the median
 #: line turns the y axis to log scale (a flat line cannot leave the top and stay visible).
 FLAT_OUTLIER = 2.0
@@ -312,10 +315,27 @@ def robust_top(peaks: list[float], outlier: float = OUTLIER) -> float | None:
     return 1.08 * max(kept)
 
 
-def clip_outliers(figure: Figure, curves: list[Curve], what: str = "final median") -> None:
-    """Set the shared linear y range by :func:`robust_top`; mark each curve that leaves the top
-    with an arrow and its last value, and say so in the caption."""
-    top = robust_top([float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()])
+def peaks(curves: list[Curve]) -> list[float]:
+    """Each curve's highest value (band included)."""
+    return [float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()]
+
+
+def zoom_top(highs: list[float]) -> float | None:
+    """The top of a zoomed axis: ``ZOOM`` times the median curve's peak (None: every curve fits
+    under it, a zoom would show nothing more)."""
+    finite = [p for p in highs if math.isfinite(p) and p > 0]
+    if len(finite) < 3:
+        return None
+    top = ZOOM * float(np.median(finite))
+    return top if max(finite) > top * 1.05 else None
+
+
+def clip_outliers(
+    figure: Figure, curves: list[Curve], what: str = "final median", top: float | None = None
+) -> None:
+    """Set the shared linear y range to ``top`` (default: :func:`robust_top`); mark each curve
+    that leaves the top with an arrow and its last value, and say so in the caption."""
+    top = top if top is not None else robust_top(peaks(curves))
     if top is None:
         return
     lowest = min(float(np.nanmin(c.median)) for c in curves)
@@ -375,13 +395,15 @@ def regret_figure(
     bounds: bool = False,
     log_x: bool = False,
     log_y: bool = False,
+    zoom: bool = False,
 ):
     """Median per-agent regret vs t with the median's order-statistic band (its coverage in the
     caption: 95.7% at 30 runs, less with 5 runs or fewer), one panel per (N, K).
 
     On a linear axis a curve far above the others (DEMAB's fitted c = 16) leaves the top with
     an arrow and its final value, so the others keep the axis; ``log_y`` shows every curve whole.
-    ``exclude``: algorithms left out.
+    ``zoom``: the axis ends at :data:`ZOOM` times the median curve's peak (the lower curves fill
+    it; every curve above leaves it with an arrow). ``exclude``: algorithms left out.
     """
     curves: list[Curve] = []
     log_y = log_y or bounds
@@ -409,7 +431,9 @@ def regret_figure(
         time_axis(ax, log_x)
 
     def finish(figure: Figure) -> None:
-        if not log_y:
+        if zoom:
+            clip_outliers(figure, curves, "final median", zoom_top(peaks(curves)))
+        elif not log_y:
             clip_outliers(figure, curves, "final median")
         if note := coincide_note(curves):
             figure.notes.append(note)
@@ -876,6 +900,15 @@ def figure_plan(
         plan[f"{figure}-regret"] = partial(
             regret_figure, members, bounds=bounds, log_x=style.log_x, log_y=style.log_y
         )
+        if not style.log_y and zoom_top([float(median_band(r.regret)[2].max()) for r in members]):
+            plan[f"{figure}-regret-zoom"] = partial(
+                regret_figure,
+                members,
+                "Cumulative regret per agent, the lower curves",
+                bounds=bounds,
+                log_x=style.log_x,
+                zoom=True,
+            )
         plan[f"{figure}-bits"] = partial(bits_figure, members)
         plan[f"{figure}-frontier"] = partial(frontier_figure, members)
     return plan

@@ -39,7 +39,7 @@ PAPER_CITATION = (
 )
 
 #: What ``mamab.plots.draw_all`` draws per figure (file name: '<figure>-<kind>').
-FIGURE_KINDS = ("regret", "bits", "frontier", "loss", "malicious")
+FIGURE_KINDS = ("regret", "regret-zoom", "bits", "frontier", "loss", "malicious")
 
 
 #: The verdicts of a claim, and their marks in report.md.
