@@ -361,6 +361,7 @@ def clip_outliers(
             va="top",
             color=c.colour,
             fontsize=FONTS["xtick.labelsize"],
+            bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 0.5},
         )
         if c.label not in above:
             above.append(c.label)
