@@ -334,6 +334,7 @@ def test_report_embeds_png_and_links_a_pdf_only_figure(tmp_path):
     assert "![f-regret](figures/f-regret.png)" in render(results, both, tmp_path, "t", "n")
 
 
+@pytest.mark.slow  # about 5 s of simulation under load; the README's example runs by default
 def test_plot_from_python_without_the_cli(tmp_path):
     """mamab.plot and Result.plot give the CLI's figures: returned, or written into out/figures."""
     results = [
