@@ -125,9 +125,9 @@ def test_figure_labels_name_the_varying_axes(swept):
     assert len(grouped) == 4
     across = ["sigma", "means"]
     for members in grouped.values():
-        assert sorted(labels(members)) == ["lcc-ucb (alpha=0.5)", "lcc-ucb (alpha=4)"]
+        assert sorted(labels(members)) == ["LCC-UCB (α = 0.5)", "LCC-UCB (α = 4)"]
         title = panel_title(members, across)
-        assert "sigma=" in title and "means=[" in title
+        assert "σ = " in title and "arm means [" in title
     drawn = mamab.sweep(swept.directory.parent / "axes.toml", out=swept.directory, jobs=1)
     assert drawn.tasks_run == 0  # resumed: everything was there
 

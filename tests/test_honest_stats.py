@@ -206,7 +206,7 @@ def test_no_label_claims_95_percent_for_four_runs(run_out, sweep_dir, capsys):
     assert code == 0, err
     assert "95%" not in text and "75%" in text
     results = read_curves(sweep_dir)
-    assert "75% (n=3)" in bands_note(results)
+    assert "75% with 3 runs" in bands_note(results)
     assert "87.5%" in statistics_note(results) and "95% confidence" not in statistics_note(results)
 
 
@@ -247,7 +247,7 @@ def test_configurations_without_a_value_are_not_on_the_frontier(sweep_dir, capsy
     assert pareto([("dead", nan, nan, nan, nan)]) == set()
     code, out, err = invoke(["frontier", str(sweep_dir)], capsys)
     assert code == 0, err
-    dead = out[out.index("crash_rate=0.01") :].splitlines()[2:4]
+    dead = out[out.index("crash rate 0.01") :].splitlines()[2:4]
     assert len(dead) == 2 and all("yes" not in line and "left out" in line for line in dead)
     lines = frontier_lines(read_curves(sweep_dir))
     assert "left out" in lines[1] and "none" in lines[1]

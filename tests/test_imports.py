@@ -162,6 +162,7 @@ LAYERS = (
     ("mamab.simulate", "mamab.engine.warmup", "mamab.agents", "mamab.wire", "mamab.testing"),
     (
         "mamab.experiments.*",
+        "mamab.figure_text",
         "mamab.plots",
         "mamab.experiments",
         "mamab.cli_types",

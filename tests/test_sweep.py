@@ -251,13 +251,13 @@ def test_frontier_command(spec_file, tmp_path, capsys):
         main(["frontier", str(out)])
     text = capsys.readouterr().out
     assert done.value.code == 0
-    assert "(N, K) = (2, 9), complete" in text and "frontier" in text
+    assert "N = 2, K = 9, complete graph" in text and "frontier" in text
     rows = [
         line
         for line in text.splitlines()
-        if line.strip().startswith(("lcc-ucb ", "no-communication"))
+        if line.strip().startswith(("LCC-UCB ", "no communication"))
     ]
     assert rows and all(
-        line.rstrip().endswith("yes") for line in rows if "no-communication" in line
+        line.rstrip().endswith("yes") for line in rows if "no communication" in line
     )
     assert (out / "figures" / "complete-frontier.png").is_file()

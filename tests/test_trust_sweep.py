@@ -211,7 +211,12 @@ def test_code_fingerprint_covers_the_numbers_not_the_presentation():
         "experiments/tasks.py",
     ):
         assert needed in names
-    for presentation in ("mamab/cli.py", "mamab/plots.py", "experiments/report.py"):
+    for presentation in (
+        "mamab/cli.py",
+        "mamab/plots.py",
+        "mamab/figure_text.py",
+        "experiments/report.py",
+    ):
         assert presentation not in names
 
 
@@ -285,7 +290,10 @@ def test_every_varying_axis_is_a_column(tmp_path, capsys):
         main(["frontier", str(out)])
     text = capsys.readouterr().out
     assert done.value.code == 0
-    for title in ("edge_prob=0.5, loss=0", "edge_prob=1, loss=0.5"):  # one panel per setting
+    for title in (
+        "G(N, p = 0.5), loss q = 0",
+        "G(N, p = 1), loss q = 0.5",
+    ):  # one panel per setting
         assert title in text
 
 
@@ -336,16 +344,16 @@ def test_a_dominated_configuration_is_never_on_the_frontier(tmp_path, capsys):
     marks = {
         label: line.rstrip().endswith("yes")
         for line in lines
-        for label in ("lcc-ucb (alpha=1)", "lcc-ucb (alpha=4)", "no-communication")
+        for label in ("LCC-UCB (α = 1)", "LCC-UCB (α = 4)", "no communication")
         if line.strip().startswith(label)
     }
     assert marks == {
-        "lcc-ucb (alpha=1)": True,
-        "lcc-ucb (alpha=4)": False,
-        "no-communication": True,
+        "LCC-UCB (α = 1)": True,
+        "LCC-UCB (α = 4)": False,
+        "no communication": True,
     }
     (line,) = frontier_lines(read_curves(out))
-    assert "lcc-ucb (alpha=1)" in line and "alpha=4" not in line
+    assert "LCC-UCB (α = 1)" in line and "α = 4" not in line
 
 
 POINT = st.tuples(st.integers(0, 5).map(float), st.integers(0, 5).map(float))

@@ -40,6 +40,7 @@ _EXPORTS = {
     "PluginError": "mamab.errors",
     "Result": "mamab.result",
     "simulate": "mamab.simulate",
+    "plot": "mamab.plots",
     "sweep": "mamab.experiments",
 }
 
@@ -66,6 +67,7 @@ __all__ = [
     "algorithm_metadata",
     "algorithm_spec",
     "make_agents",
+    "plot",
     "register",
     "register_algorithm",
     "simulate",
@@ -95,6 +97,7 @@ if TYPE_CHECKING:
     from mamab.config import Config
     from mamab.errors import ConfigError, InvalidMessage, InvalidObservation, PluginError
     from mamab.experiments import sweep
+    from mamab.plots import plot
     from mamab.result import Result
     from mamab.simulate import simulate
 

@@ -23,6 +23,7 @@ PRESENTATION = frozenset(
     {
         "__main__.py",
         "cli.py",
+        "figure_text.py",
         "options.py",
         "plots.py",
         "storage.py",

@@ -2,13 +2,18 @@
 
 A panel holds one setting (every configuration field but the strategy: N, K, graph, edge_prob,
 loss, ...); within it each configuration is one line or point, labelled by its algorithm and by
-the strategy parameters (alpha, ...) that vary in the panel. Panel and label together name the
-full configuration, so two configurations never share a line, a legend entry or a frontier mark.
+the strategy parameters that vary in the panel, in the words of its spec ("DEMAB (c = 16, own
+best arm)"). Panel and label together name the full configuration, so two configurations never
+share a line, a legend entry or a frontier mark. The figure's title says the setting its panels
+share (graph, T, α, ...) in words (:mod:`mamab.figure_text`); panels share their y range; one
+legend sits below the panels, never over the data. Nothing here names an algorithm.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -20,32 +25,71 @@ import matplotlib
 matplotlib.use("Agg")  # headless: no display needed, ever
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import EngFormatter, FixedLocator, MaxNLocator, NullLocator
+from matplotlib.ticker import (
+    EngFormatter,
+    FixedLocator,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+)
 
-from mamab import theory
 from mamab.errors import ConfigError
 from mamab.experiments.aggregate import (
     STRATEGY_FIELDS,
     ConfigResult,
-    describe_fields,
     setting_key,
     varying,
 )
-from mamab.stats import MedianBand, band_coverage, coverage_text, median_band, median_ci_ranks
+from mamab.figure_text import (
+    algorithm_title,
+    alpha_note,
+    figure_setting,
+    parameter_words,
+    reads,
+    setting_words,
+    spec_of,
+)
+from mamab.stats import MedianBand, band_coverage, median_band, median_ci_ranks, percent_text
 from mamab.storage import atomic_write, write_json
 
 FORMATS = ("png", "pdf", "svg")
 DPI = 200  # print resolution of PNG figures
 COLUMNS = 3  # panels per row of a figure
+PANEL_SIZE = (4.4, 3.4)  # inches per panel: a three-panel figure is 13.2 in wide
+SINGLE_PANEL_SIZE = (7.0, 4.2)  # a figure of one panel
+#: Font sizes (points): legend, titles and labels at least the tick labels' size.
+FONTS = {
+    "font.size": 11,
+    "axes.titlesize": 11,
+    "axes.labelsize": 11,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 10,
+    "legend.title_fontsize": 10,
+    "figure.titlesize": 12,
+}
+#: A curve whose peak exceeds this many times the median peak of a figure's curves leaves the
+#: top of a linear axis (said in the caption) rather than squeezing the others to its bottom.
+OUTLIER = 2.5
+#: A zoomed regret figure's axis ends at this many times the median curve's peak: the lower
+#: curves (the paper's comparison of LCC-UCB, full and no communication) fill it.
+ZOOM = 1.25
+#: In a figure of final regret against a swept field, a line this many times above the median
+#: line turns the y axis to log scale (a flat line cannot leave the top and stay visible).
+FLAT_OUTLIER = 2.0
+BAND_ALPHA = 0.18
+COINCIDE = 0.03  # two curves within 3% of the larger's peak everywhere are said to coincide
 
 
 @dataclass(frozen=True)
 class Style:
-    """How figures are written: formats (the first is linked from report.md), PNG dpi, log time axis."""
+    """How figures are written: formats (the first is linked from report.md), PNG dpi, log time
+    axis, log regret axis (every curve whole; else a curve far above the others leaves the top)."""
 
     formats: tuple[str, ...] = ("png", "svg")
     dpi: int = DPI
     log_x: bool = False
+    log_y: bool = False
 
     def __post_init__(self) -> None:
         if not self.formats or any(f not in FORMATS for f in self.formats):
@@ -62,12 +106,8 @@ class Style:
 
 def algorithm_colour(algorithm: str) -> str | None:
     """The colour its spec gives ``algorithm`` (None: matplotlib's cycle, e.g. an unknown plugin)."""
-    from mamab.algorithms.registry import lookup
-
-    try:
-        return lookup(algorithm).colour
-    except ConfigError:
-        return None
+    spec = spec_of(algorithm)
+    return spec.colour if spec else None
 
 
 def panels(
@@ -84,49 +124,77 @@ def panels(
 
 
 def labels(members: list[ConfigResult]) -> list[str]:
-    """One distinct legend label per configuration of a panel: algorithm (+ the parameters that
-    vary between that algorithm's configurations)."""
+    """One distinct legend label per configuration of a panel: the algorithm's label (+ the
+    parameters it uses that vary between its configurations, in its spec's words)."""
     names = [r.config["algorithm"] for r in members]
     out = []
     for r, name in zip(members, names, strict=True):
         same = [m for m, other in zip(members, names, strict=True) if other == name]
-        fields = [k for k in varying(same, STRATEGY_FIELDS) if k != "algorithm"]
-        out.append(f"{name} ({describe_fields(r, fields)})" if len(same) > 1 and fields else name)
+        fields = [k for k in varying(same, STRATEGY_FIELDS) if k != "algorithm" and reads(r, k)]
+        title = algorithm_title(name)
+        words = ", ".join(parameter_words(r, k) for k in fields)
+        out.append(f"{title} ({words})" if len(same) > 1 and words else title)
     if len(set(out)) < len(out):  # same strategy and setting, other config: say which
         out = [f"{label} [{r.config_id}]" for label, r in zip(out, members, strict=True)]
     return out
 
 
 LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D")
 
 
 def colour(r: ConfigResult, members: list[ConfigResult]) -> str | None:
-    """The algorithm's colour (several configurations of it differ by line style)."""
+    """The algorithm's colour (several configurations of it differ by line style and marker)."""
     return algorithm_colour(r.config["algorithm"])
+
+
+def rank(r: ConfigResult, members: list[ConfigResult]) -> int:
+    """0 for an algorithm's first configuration in the panel, then 1, 2, ..."""
+    same = [m.config_id for m in members if m.config["algorithm"] == r.config["algorithm"]]
+    return same.index(r.config_id)
 
 
 def linestyle(r: ConfigResult, members: list[ConfigResult]) -> str:
     """Solid for an algorithm's first configuration in the panel, then dashed, dotted, ..."""
-    same = [m.config_id for m in members if m.config["algorithm"] == r.config["algorithm"]]
-    return LINESTYLES[same.index(r.config_id) % len(LINESTYLES)]
+    return LINESTYLES[rank(r, members) % len(LINESTYLES)]
 
 
-def panel_title(members: list[ConfigResult], across: list[str]) -> str:
-    """'(N, K) = (10, 100), complete' plus the setting fields that differ between panels."""
-    c = members[0].config
-    extra = [k for k in across if k not in ("agents", "arms", "graph")]
-    suffix = f", {describe_fields(members[0], extra)}" if extra else ""
-    return f"(N, K) = ({c['agents']}, {c['arms']}), {c['graph']}{suffix}"
+def line_style(r: ConfigResult, members: list[ConfigResult], points: int) -> dict[str, Any]:
+    """Colour, dashes and (from an algorithm's second configuration on) sparse markers, so two
+    configurations of one algorithm stay apart even where their curves coincide."""
+    k = rank(r, members)
+    style: dict[str, Any] = {"color": colour(r, members), "linestyle": linestyle(r, members)}
+    if k:
+        step = max(1, points // 8)
+        style.update(marker=MARKERS[k % len(MARKERS)], markevery=((k * step) // 3, step), ms=5)
+    return style
+
+
+def panel_title(members: list[ConfigResult], across: list[str], said: Iterable[str] = ()) -> str:
+    """'N = 10, K = 100, complete graph' plus the setting fields that differ between panels;
+    fields in ``said`` (the figure's title says them) are left out."""
+    said = set(said)
+    fields = [k for k in ("agents", "arms", "graph", *across) if k not in said]
+    if "graph" in fields:
+        fields = [k for k in fields if k != "edge_prob"]  # the graph's words say p
+    return ", ".join(setting_words(members[0], list(dict.fromkeys(fields))))
 
 
 def _bound(r: ConfigResult, t: np.ndarray) -> np.ndarray | None:
-    c = r.config
-    if c["algorithm"] == "lcc-ucb" and c["graph"] == "complete":
-        return theory.lcc_ucb_regret_bound(t, c["agents"], c["arms"])
-    if c["algorithm"] == "lcc-ucb-graph":
-        d, kg = int(np.median(r.diameter)), int(np.median(r.max_degree))
-        return theory.lcc_ucb_graph_regret_bound(t, c["agents"], c["arms"], d, kg)
-    return None
+    """The theory's regret bound of the configuration's algorithm, from its spec (None: none)."""
+    spec = spec_of(r.config["algorithm"])
+    if spec is None or spec.regret_bound is None:
+        return None
+    d, kg = int(np.median(r.diameter)), int(np.median(r.max_degree))
+    return spec.regret_bound(t, r.config, d, kg)
+
+
+class Figure(NamedTuple):
+    """A figure being drawn: its matplotlib figure, panel axes and the notes for its caption."""
+
+    fig: Any
+    axes: list[Any]
+    notes: list[str]
 
 
 def panel_figure(
@@ -138,55 +206,80 @@ def panel_figure(
     legend_title: str | None = None,
     exclude: tuple[str, ...] = (),
     banded: bool = True,
+    finish: Callable[[Figure], None] | None = None,
 ):
     """One panel per setting: ``draw(ax, members)`` fills it; titles, labels, grid and legend here.
 
-    ``banded``: the figure draws the median's bands, and its title says what they cover.
+    The title says the setting every panel shares, in words; panels share the y axis; one legend
+    (every label of every panel) sits below the panels. ``finish(figure)`` adjusts the drawn
+    panels (axis ranges) and adds caption notes. ``banded``: the caption says what bands cover.
     """
     grouped = panels(results, exclude)
     across = varying([m[0] for m in grouped.values()], tuple(k for k, _ in next(iter(grouped))))
     cols = min(COLUMNS, len(grouped))
     rows = math.ceil(len(grouped) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 4.2 * rows), squeeze=False)
-    for ax in axes.flat[len(grouped) :]:
-        ax.set_visible(False)  # the last row's empty slots
-    entries = []
-    for ax, members in zip(axes.flat, grouped.values(), strict=False):
-        draw(ax, members)
-        ax.set_title(panel_title(members, across), fontsize=9)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3, which="both")
-        entries.append(legend_entries(ax))
-    fig.suptitle(f"{title}\n{bands_note(results)}" if banded else title)
-    if len(grouped) > 1 and all(list(e) == list(entries[0]) for e in entries):
-        # the same entries in every panel: one legend for the figure, below the panels
-        cols = min(3, len(entries[0]))
+    size = PANEL_SIZE if cols > 1 else SINGLE_PANEL_SIZE
+    setting = figure_setting(results, [*across, *exclude])
+    said = [k for k, _ in next(iter(grouped)) if k not in across]
+    with plt.rc_context(FONTS):
+        fig, grid = plt.subplots(
+            rows,
+            cols,
+            figsize=(size[0] * cols, size[1] * rows + 0.6),
+            squeeze=False,
+            sharey=True,
+            layout="constrained",
+        )
+        for ax in grid.flat[len(grouped) :]:
+            ax.set_visible(False)  # the last row's empty slots
+        axes = list(grid.flat[: len(grouped)])
+        entries: dict[str, Any] = {}
+        panel_chars = chars(size[0], FONTS["axes.titlesize"])
+        for ax, members in zip(axes, grouped.values(), strict=True):
+            draw(ax, members)
+            ax.set_title("\n".join(textwrap.wrap(panel_title(members, across, said), panel_chars)))
+            ax.set_xlabel(xlabel)
+            ax.grid(alpha=0.3, which="major")
+            ax.tick_params(which="both", labelleft=True)
+            for name, handle in legend_entries(ax).items():
+                entries.setdefault(name, handle)
+        for ax in grid[:, 0]:
+            ax.set_ylabel(ylabel)
+        notes: list[str] = []
+        if finish:
+            finish(Figure(fig, axes, notes))
+        if banded:
+            notes.insert(0, bands_note(results))
+        if note := alpha_note(results):
+            notes.append(note)
+        if len(axes) > 1:
+            notes.append("panels share the y axis")
+        caption = "; ".join(notes)
+        width = chars(size[0] * cols, FONTS["figure.titlesize"])
+        head = f"{title}: {setting}" if setting else title
+        lines = [*textwrap.wrap(head, width), *textwrap.wrap(caption, width)]
+        fig.suptitle("\n".join(lines), fontsize=FONTS["figure.titlesize"])
+        ncol = min(3 if cols > 1 else 2, len(entries))
         fig.legend(
-            entries[0].values(),
-            entries[0].keys(),
-            loc="lower center",
-            ncol=cols,
-            fontsize=8,
+            list(entries.values()),
+            list(entries.keys()),
+            loc="outside lower center",
+            ncol=ncol,
             title=legend_title,
-            title_fontsize=8,
             frameon=False,
         )
-        rows_of_legend = math.ceil(len(entries[0]) / cols) + (1 if legend_title else 0)
-        fig.tight_layout(rect=(0, min(0.4, 0.05 * rows_of_legend / rows + 0.02), 1, 1))
-    else:
-        for ax, unique in zip(axes.flat, entries, strict=False):
-            ax.legend(
-                unique.values(), unique.keys(), fontsize=8, title=legend_title, title_fontsize=8
-            )
-        fig.tight_layout()
     return fig
+
+
+def chars(width_in: float, points: float) -> int:
+    """About how many characters of a ``points``-size font fit in ``width_in`` inches."""
+    return max(30, int(width_in * 72 / (points * 0.6)))
 
 
 def legend_entries(ax) -> dict[str, Any]:
     """One legend entry per label (a line and its band, or repeated draws, share one)."""
     handles, names = ax.get_legend_handles_labels()
-    return dict(zip(names, handles, strict=True))
+    return {n: h for n, h in zip(names, handles, strict=True) if not n.startswith("_")}
 
 
 def time_axis(ax, log_x: bool = False) -> None:
@@ -195,64 +288,220 @@ def time_axis(ax, log_x: bool = False) -> None:
         ax.set_xscale("log")
     else:
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
-        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+
+
+class Curve(NamedTuple):
+    """A drawn median curve: where, its label and colour, and its values (for the axis range)."""
+
+    ax: Any
+    label: str
+    colour: str
+    x: np.ndarray
+    median: np.ndarray
+    high: np.ndarray
+
+
+def robust_top(peaks: list[float], outlier: float = OUTLIER) -> float | None:
+    """The top of a linear axis that leaves out curves peaking above ``OUTLIER`` times the median
+    peak (None: no curve is that far above the others, or the others would still fill less than
+    the axis's lower 60%: the axis shows everything)."""
+    finite = [p for p in peaks if math.isfinite(p) and p > 0]
+    if len(finite) < 3:
+        return None
+    kept = [p for p in finite if p <= outlier * float(np.median(finite))]
+    if len(kept) == len(finite) or 1.08 * max(kept) > 0.6 * max(finite):
+        return None  # no outlier, or leaving it out would gain little room
+    return 1.08 * max(kept)
+
+
+def peaks(curves: list[Curve]) -> list[float]:
+    """Each curve's highest value (band included)."""
+    return [float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()]
+
+
+def zoom_top(highs: list[float]) -> float | None:
+    """The top of a zoomed axis: ``ZOOM`` times the median curve's peak (None: every curve fits
+    under it, a zoom would show nothing more)."""
+    finite = [p for p in highs if math.isfinite(p) and p > 0]
+    if len(finite) < 3:
+        return None
+    top = ZOOM * float(np.median(finite))
+    return top if max(finite) > top * 1.05 else None
+
+
+def clip_outliers(
+    figure: Figure, curves: list[Curve], what: str = "final median", top: float | None = None
+) -> None:
+    """Set the shared linear y range to ``top`` (default: :func:`robust_top`); mark each curve
+    that leaves the top with an arrow and its last value, and say so in the caption."""
+    top = top if top is not None else robust_top(peaks(curves))
+    if top is None:
+        return
+    lowest = min(float(np.nanmin(c.median)) for c in curves)
+    bottom = -0.03 * top if lowest >= 0 else figure.axes[0].get_ylim()[0]
+    for ax in figure.axes:
+        ax.set_ylim(bottom=bottom, top=top)
+    above = []
+    stacked: dict[int, int] = {}  # arrows already written per panel: the next goes below
+    for c in curves:
+        beyond = np.flatnonzero(c.median > top)
+        if not beyond.size:
+            continue
+        x = c.x[beyond[0]]
+        late = c.ax.transLimits.transform((x, top))[0] > 0.7  # near the right edge: text leftwards
+        row = stacked.get(id(c.ax), 0)
+        stacked[id(c.ax)] = row + 1
+        c.ax.annotate(
+            f"↑ {float(c.median[-1]):,.0f}",
+            xy=(x, top),
+            xytext=(-3 if late else 3, -2 - 1.3 * FONTS["xtick.labelsize"] * row),
+            textcoords="offset points",
+            ha="right" if late else "left",
+            va="top",
+            color=c.colour,
+            fontsize=FONTS["xtick.labelsize"],
+            bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 0.5},
+        )
+        if c.label not in above:
+            above.append(c.label)
+    figure.notes.append(
+        f"{', '.join(above)} {'runs' if len(above) == 1 else 'run'} above the axis (↑: {what})"
+    )
+
+
+def coincide_note(curves: list[Curve]) -> str:
+    """'A and B coincide (within 3%)' for curves of one panel that lie on top of each other
+    (within ``COINCIDE`` of the larger at 90% of the times or more)."""
+    pairs = []
+    for i, a in enumerate(curves):
+        for b in curves[i + 1 :]:
+            if a.ax is not b.ax or len(a.median) != len(b.median):
+                continue
+            scale = np.maximum(np.abs(a.median), np.abs(b.median))
+            close = np.abs(a.median - b.median) <= COINCIDE * scale
+            if np.any(scale > 0) and np.mean(close) >= 0.9:
+                pair = f"{a.label} and {b.label}"
+                if pair not in pairs:
+                    pairs.append(pair)
+    if not pairs:
+        return ""
+    return f"{'; '.join(pairs)} coincide (within {COINCIDE:.0%}; markers tell them apart)"
 
 
 def regret_figure(
     results: list[ConfigResult],
-    title: str,
+    title: str = "Cumulative regret per agent",
     exclude: Iterable[str] = (),
     bounds: bool = False,
     log_x: bool = False,
+    log_y: bool = False,
+    zoom: bool = False,
 ):
     """Median per-agent regret vs t with the median's order-statistic band (its coverage in the
-    title: 95.7% at 30 runs, less with 5 runs or fewer), one panel per (N, K)."""
+    caption: 95.7% at 30 runs, less with 5 runs or fewer), one panel per (N, K).
+
+    On a linear axis a curve far above the others (DEMAB's fitted c = 16) leaves the top with
+    an arrow and its final value, so the others keep the axis; ``log_y`` shows every curve whole.
+    ``zoom``: the axis ends at :data:`ZOOM` times the median curve's peak (the lower curves fill
+    it; every curve above leaves it with an arrow). ``exclude``: algorithms left out.
+    """
+    curves: list[Curve] = []
+    log_y = log_y or bounds
 
     def draw(ax, members: list[ConfigResult]) -> None:
         for r, label in zip(members, labels(members), strict=True):
             if r.config["algorithm"] in exclude:
                 continue
             med, lo, hi = median_band(r.regret)
-            (line,) = ax.plot(
-                r.grid, med, label=label, color=colour(r, members), linestyle=linestyle(r, members)
-            )
-            ax.fill_between(r.grid, lo, hi, alpha=0.25, color=line.get_color(), linewidth=0)
+            (line,) = ax.plot(r.grid, med, label=label, **line_style(r, members, len(r.grid)))
+            ax.fill_between(r.grid, lo, hi, alpha=BAND_ALPHA, color=line.get_color(), lw=0)
+            curves.append(Curve(ax, label, line.get_color(), r.grid, med, hi))
             if bounds and (b := _bound(r, r.grid[r.grid > 1].astype(float))) is not None:
                 ax.plot(
                     r.grid[r.grid > 1],
                     b,
-                    linestyle="--",
+                    linestyle=(0, (1, 1)),
                     color=line.get_color(),
-                    label=f"{label} bound",
+                    label=f"{label}: bound",
                 )
-        if bounds:
+        if log_y:
             ax.set_yscale("log")
         else:
             ax.yaxis.set_major_formatter(EngFormatter(sep=""))
         time_axis(ax, log_x)
 
-    return panel_figure(results, title, "t", "cumulative regret per agent", draw)
+    def finish(figure: Figure) -> None:
+        if zoom:
+            clip_outliers(figure, curves, "final median", zoom_top(peaks(curves)))
+        elif not log_y:
+            clip_outliers(figure, curves, "final median")
+        if note := coincide_note(curves):
+            figure.notes.append(note)
+
+    return panel_figure(
+        results,
+        title,
+        "t",
+        "cumulative regret per agent" + (" (log scale)" if log_y else ""),
+        draw,
+        finish=finish,
+    )
 
 
-def bits_figure(results: list[ConfigResult], title: str):
-    """Median bits sent per agent vs t (log scale), one panel per (N, K)."""
+ZERO_FLOOR = 0.4  # the bits axis starts this far below 0, so a 0-bit line shows above the spine
+
+
+def bits_figure(results: list[ConfigResult], title: str = "Bits sent per agent"):
+    """Median bits sent per agent vs t, one panel per (N, K). The y axis is 0, then log scale
+    (symlog), so an algorithm that sends nothing is a line at 0, said in its legend entry."""
+    curves: list[Curve] = []
 
     def draw(ax, members: list[ConfigResult]) -> None:
+        zeros = 0
         for r, label in zip(members, labels(members), strict=True):
             med = np.median(r.bits, axis=0)
+            style = line_style(r, members, len(r.grid))
             if not np.any(med > 0):
-                continue  # nothing sent: nothing to draw on a log scale
-            ax.plot(
-                r.grid,
-                np.where(med > 0, med, np.nan),
-                label=label,
-                color=colour(r, members),
-                linestyle=linestyle(r, members),
-            )
-        ax.set_yscale("log")
+                label += " (0 bits)"
+            elif not np.any(med[r.grid < r.config["horizon"]] > 0):
+                label += " (nothing before T)"
+            if not np.any(med[r.grid < r.config["horizon"]] > 0):
+                step = max(1, len(r.grid) // 8)  # lines at 0 overlap: interleaved markers
+                style.update(
+                    marker=MARKERS[zeros % len(MARKERS)], markevery=(zeros * 3 % step, step)
+                )
+                zeros += 1
+            (line,) = ax.plot(r.grid, med, label=label, **style)
+            curves.append(Curve(ax, label, line.get_color(), r.grid, med, med))
         ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=1.0, linscale=0.6)
 
-    return panel_figure(results, title, "t", "bits sent per agent", draw, banded=False)
+    def finish(figure: Figure) -> None:
+        top = max((float(np.nanmax(c.median)) for c in curves), default=1.0)
+        decades = [0.0] + [
+            10.0**e for e in range(1, max(1, math.ceil(math.log10(max(top, 1)))) + 1)
+        ]
+        for ax in figure.axes:
+            ax.set_ylim(-ZERO_FLOOR, max(top * 2, 10))
+            ax.yaxis.set_major_locator(
+                FixedLocator(decades[:: max(1, len(decades) // 7)] if len(decades) > 8 else decades)
+            )
+            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+            ax.yaxis.set_minor_formatter(NullFormatter())
+        talking = [c for c in curves if np.any(c.median[:-1] > 0)]  # silent ones are said
+        if note := coincide_note(talking):
+            figure.notes.append(note)
+
+    return panel_figure(
+        results,
+        title,
+        "t (log scale)",
+        "bits sent per agent (0, then log)",
+        draw,
+        banded=False,
+        finish=finish,
+    )
 
 
 class FrontierPoint(NamedTuple):
@@ -303,28 +552,42 @@ def bands_note(results: list[ConfigResult]) -> str:
     used = sorted({r.final_band().runs for r in results} - {0})
     if not used:
         return "no run kept an honest agent alive"
-    texts = [coverage_text(band_coverage(n, *median_ci_ranks(n)), n) for n in used]
+    texts = [f"{percent_text(band_coverage(n, *median_ci_ranks(n)))} with {n} runs" for n in used]
     return "bands: order-statistic interval of the median, coverage " + ", ".join(texts)
 
 
-def frontier_figure(results: list[ConfigResult], title: str):
-    """Median final regret against median bits sent per agent, one panel per setting."""
+def frontier_figure(results: list[ConfigResult], title: str = "Final regret against bits sent"):
+    """Median final regret against median bits sent per agent, one panel per setting. Each point
+    carries its number (the legend's); * marks the points on the frontier."""
+    numbers: dict[str, int] = {}
+    every_bits: list[float] = []
+    marks: list[tuple[Any, float, float, str]] = []
 
     def draw(ax, members: list[ConfigResult]) -> None:
         points = frontier_points(members)
         best = pareto(points)
         for i, (r, p) in enumerate(zip(members, points, strict=True)):
-            marker = "os^D"[LINESTYLES.index(linestyle(r, members))]
+            n = numbers.setdefault(p.label, len(numbers) + 1)
             ax.errorbar(
                 [p.bits],
                 [p.regret],
                 yerr=[[p.regret - p.low], [p.high - p.regret]],
-                fmt=marker,
+                fmt=MARKERS[rank(r, members) % len(MARKERS)],
                 capsize=3,
                 color=colour(r, members),
-                label=p.label + (" *" if i in best else ""),
+                label=f"{n}: {p.label}",
             )
-        frontier_axis(ax, [p[1] for p in points])
+            if math.isfinite(p.regret):
+                marks.append((ax, p.bits, p.regret, f"{n}{'*' if i in best else ''}"))
+            every_bits.append(p.bits)
+        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.set_ymargin(0.12)  # room for the numbers of the top and bottom points
+
+    def finish(figure: Figure) -> None:
+        for ax in figure.axes:
+            frontier_axis(ax, every_bits)
+        figure.fig.canvas.draw()  # final limits: place the numbers where they overlap nothing
+        number_points(marks)
 
     return panel_figure(
         results,
@@ -332,23 +595,64 @@ def frontier_figure(results: list[ConfigResult], title: str):
         "bits sent per agent (0, then log scale)",
         "final regret per agent",
         draw,
-        legend_title="* on the frontier",
+        legend_title="* on the frontier: no other point has both fewer bits and lower regret",
+        finish=finish,
     )
 
 
+#: Where a point's number goes (offset in points), tried in order until it overlaps no other.
+NUMBER_OFFSETS = ((5, 3), (5, -13), (-14, 3), (-14, -13), (5, 12), (5, -22))
+
+
+def number_points(marks: list[tuple[Any, float, float, str]]) -> None:
+    """Write each point's number beside it, at the first offset whose box is clear of the
+    numbers and points already placed in its panel."""
+    placed: dict[int, list[tuple[float, float]]] = {}
+    for ax, x, y, text in marks:
+        px, py = ax.transData.transform((x, y))
+        scale = ax.figure.dpi / 72
+        taken = placed.setdefault(id(ax), [])
+        points = [ax.transData.transform((bx, by)) for a, bx, by, _ in marks if a is ax]
+        size = FONTS["xtick.labelsize"] * scale
+        chosen = NUMBER_OFFSETS[0]
+        for dx, dy in NUMBER_OFFSETS:
+            cx, cy = px + dx * scale, py + dy * scale
+            box = (cx, cy, cx + size * 0.6 * len(text), cy + size)
+            clear = all(
+                not (box[0] < ox + size and ox < box[2] and box[1] < oy + size and oy < box[3])
+                for ox, oy in taken
+            ) and all(
+                not (box[0] - 3 < qx < box[2] + 3 and box[1] - 3 < qy < box[3] + 3)
+                for qx, qy in points
+            )
+            if clear:
+                chosen = (dx, dy)
+                break
+        taken.append((px + chosen[0] * scale, py + chosen[1] * scale))
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=chosen,
+            textcoords="offset points",
+            fontsize=FONTS["xtick.labelsize"],
+        )
+
+
 def frontier_ticks(bits: list[float]) -> list[float]:
-    """Ticks for bits that may span less than a decade: 0 if present, then 1-2-5 steps (or 1..9)."""
+    """Ticks for bits: 0 if present, then every decade from the smallest to the largest (at
+    most 9 labelled: every other decade beyond), or 1-2-5 steps within less than two decades."""
     positive = [b for b in bits if b > 0]
     ticks = [0.0] if len(positive) < len(bits) else []
     if not positive:
         return ticks
     low, high = min(positive), max(positive)
-    for mantissas in ((1,), (1, 2, 5), tuple(range(1, 10))):
-        steps = [
-            m * 10.0**e
-            for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-            for m in mantissas
-        ]
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    decades = [10.0**e for e in range(first, last + 1)]
+    if len(decades) >= 3:
+        step = math.ceil(len(decades) / 9)
+        return ticks + decades[::step]
+    for mantissas in ((1, 2, 5), tuple(range(1, 10))):
+        steps = [m * 10.0**e for e in range(first - 1, last + 1) for m in mantissas]
         inside = [v for v in steps if low / 1.2 <= v <= high * 1.2]
         if len(inside) >= 3 or mantissas[-1] == 9:
             return ticks + inside
@@ -356,14 +660,39 @@ def frontier_ticks(bits: list[float]) -> list[float]:
 
 
 def frontier_axis(ax, bits: list[float]) -> None:
-    """Bits on a symmetric log axis (0, then log), labelled at every scale."""
-    ax.set_xscale("symlog", linthresh=1.0)
+    """Bits on a symmetric log axis (0, then log, with a break mark between), labelled at every
+    decade with minor ticks between, reaching past the largest value."""
+    positive = [b for b in bits if b > 0]
     ticks = frontier_ticks(bits)
+    zero = len(positive) < len(bits)
+    if positive:
+        low = min(positive)
+        linthresh = 10.0 ** math.floor(math.log10(low))  # linear from 0 to the first decade
+        ax.set_xscale("symlog", linthresh=linthresh, linscale=0.5)
+        left = -0.15 * linthresh if zero else low / 2
+        ax.set_xlim(left, max(positive) * 3)
+        minors = [
+            m * 10.0**e
+            for e in range(
+                math.floor(math.log10(low)) - 1, math.ceil(math.log10(max(positive))) + 1
+            )
+            for m in range(2, 10)
+        ]
+        ax.xaxis.set_minor_locator(FixedLocator([m for m in minors if m > linthresh]))
+        if zero:  # a break mark where the linear part (0) meets the log part
+            ax.annotate(
+                "//",
+                xy=(0.6 * linthresh, 0),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                va="center",
+                fontsize=FONTS["xtick.labelsize"],
+                annotation_clip=False,
+            )
     if ticks:
         ax.xaxis.set_major_locator(FixedLocator(ticks))
-        ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
-        ax.tick_params(axis="x", labelrotation=30)
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_major_formatter(EngFormatter(sep=""))
 
 
@@ -376,45 +705,73 @@ def against_figure(
     integer_x: bool = False,
 ):
     """Median final regret per (honest, surviving) agent against a configuration field, with the
-    median's bands: one line per strategy, one panel per setting."""
+    median's band as an error bar (side by side, not overlapping shades): one line per strategy,
+    one panel per setting. A line far above the others leaves the top (said in the caption)."""
+    curves: list[Curve] = []
 
     def draw(ax, members: list[ConfigResult]) -> None:
         strategies: dict[tuple, list[ConfigResult]] = {}
         for r in members:
             strategies.setdefault(tuple(r.flat[k] for k in STRATEGY_FIELDS), []).append(r)
         heads = [group[0] for group in strategies.values()]
-        for head, label, group in zip(heads, labels(heads), strategies.values(), strict=True):
+        xs = sorted({r.config[field] for r in members})
+        gap = min((b - a for a, b in itertools.pairwise(xs)), default=1.0)
+        for i, (head, label, group) in enumerate(
+            zip(heads, labels(heads), strategies.values(), strict=True)
+        ):
             series = sorted(group, key=lambda r: r.config[field])
-            x = [r.config[field] for r in series]
+            shift = gap * 0.08 * (i - (len(heads) - 1) / 2)  # side by side: bars do not overlap
+            x = np.array([r.config[field] for r in series], dtype=float) + shift
             bands = [r.final_band() for r in series]
-            (line,) = ax.plot(
+            med = np.array([b.median for b in bands])
+            ax.errorbar(
                 x,
-                [b.median for b in bands],
-                marker="o",
+                med,
+                yerr=[med - [b.low for b in bands], [b.high for b in bands] - med],
+                marker=MARKERS[rank(head, heads) % len(MARKERS)],
+                ms=4,
+                capsize=2,
                 label=label,
                 color=colour(head, heads),
                 linestyle=linestyle(head, heads),
             )
-            ax.fill_between(
-                x,
-                [b.low for b in bands],
-                [b.high for b in bands],
-                alpha=0.25,
-                color=line.get_color(),
-                linewidth=0,
+            curves.append(
+                Curve(
+                    ax,
+                    label,
+                    colour(head, heads) or "black",
+                    x,
+                    med,
+                    np.array([b.high for b in bands]),
+                )
             )
         if integer_x:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
 
-    return panel_figure(results, title, xlabel, ylabel, draw, exclude=(field,))
+    def finish(figure: Figure) -> None:
+        # a line far above the others: log scale, so every line stays whole and readable (a
+        # flat line clipped off a linear axis would leave its legend entry with nothing drawn)
+        highs = [float(np.nanmax(c.high)) for c in curves if np.isfinite(c.high).any()]
+        if robust_top(highs, FLAT_OUTLIER) is not None:
+            for ax in figure.axes:
+                ax.set_yscale("log")
+                ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+                ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+                ax.yaxis.set_minor_formatter(NullFormatter())
+            figure.notes.append("log scale: one line lies far above the others")
+
+    return panel_figure(results, title, xlabel, ylabel, draw, exclude=(field,), finish=finish)
 
 
-def loss_figure(results: list[ConfigResult], title: str):
+def loss_figure(results: list[ConfigResult], title: str = "Final regret under message loss"):
     """Median final regret per agent against the message-loss probability, with bands."""
-    return against_figure(results, title, "loss", "probability that a message is lost")
+    return against_figure(results, title, "loss", "probability q that a message is lost")
 
 
-def malicious_figure(results: list[ConfigResult], title: str):
+def malicious_figure(
+    results: list[ConfigResult], title: str = "Final regret of honest agents among liars"
+):
     """Median final regret per honest agent against the number of malicious agents."""
     return against_figure(
         results,
@@ -446,7 +803,8 @@ MANIFEST = "manifest.json"  # in figures/: the files mamab drew there, and their
 def draw_all(
     results: list[ConfigResult], out: Path, bounds: bool = False, style: Style | None = None
 ) -> dict[str, list[Path]]:
-    """Every figure of a sweep into ``out/figures``: regret (with and without DEMAB), bits, frontier.
+    """Every figure of a sweep into ``out/figures``: regret, bits and frontier (or regret against
+    the loss or the number of liars swept).
 
     ``out/figures`` ends holding exactly these figures: files mamab drew there before (listed in
     its ``manifest.json``) that are not redrawn now — another format, a configuration no longer
@@ -494,7 +852,12 @@ def read_manifest(directory: Path) -> tuple[list[str], Style | None]:
         return [], None
     try:
         given = data["style"]
-        style = Style(tuple(given["formats"]), given["dpi"], bool(given["log_x"]))
+        style = Style(
+            tuple(given["formats"]),
+            given["dpi"],
+            bool(given["log_x"]),
+            bool(given.get("log_y", False)),
+        )
     except (ConfigError, TypeError, KeyError):
         style = None
     return files, style
@@ -505,7 +868,12 @@ def write_manifest(directory: Path, files: list[str], style: Style) -> None:
         directory / MANIFEST,
         {
             "files": files,
-            "style": {"formats": list(style.formats), "dpi": style.dpi, "log_x": style.log_x},
+            "style": {
+                "formats": list(style.formats),
+                "dpi": style.dpi,
+                "log_x": style.log_x,
+                "log_y": style.log_y,
+            },
         },
     )
 
@@ -513,37 +881,85 @@ def write_manifest(directory: Path, files: list[str], style: Style) -> None:
 def figure_plan(
     results: list[ConfigResult], bounds: bool, style: Style
 ) -> dict[str, Callable[[], Any]]:
-    """File stem -> a function drawing that figure: every figure of the results, in order."""
+    """File stem -> a function drawing that figure: every figure of the results, in order.
+
+    A figure sweeping the loss or the number of liars gets one figure of final regret against
+    it; any other gets regret against time, bits against time and the regret-bits frontier.
+    """
     plan: dict[str, Callable[[], Any]] = {}
     for figure in dict.fromkeys(r.figure for r in results):
         members = [r for r in results if r.figure == figure]
         swept = varying(members, ("loss", "malicious"))
         if "loss" in swept:  # a loss sweep: regret against q
-            plan[f"{figure}-loss"] = partial(
-                loss_figure, members, f"{figure}: regret under message loss"
-            )
+            plan[f"{figure}-loss"] = partial(loss_figure, members)
             continue
         if "malicious" in swept and all(
             isinstance(r.config["malicious"], int) for r in members
         ):  # a sweep of the number of liars
-            plan[f"{figure}-malicious"] = partial(
-                malicious_figure, members, f"{figure}: regret of honest agents among liars"
-            )
+            plan[f"{figure}-malicious"] = partial(malicious_figure, members)
             continue
         plan[f"{figure}-regret"] = partial(
-            regret_figure, members, f"{figure}: regret", bounds=bounds, log_x=style.log_x
+            regret_figure, members, bounds=bounds, log_x=style.log_x, log_y=style.log_y
         )
-        if any(r.config["algorithm"] == "demab" for r in members):
-            plan[f"{figure}-regret-no-demab"] = partial(
+        if not style.log_y and zoom_top([float(median_band(r.regret)[2].max()) for r in members]):
+            plan[f"{figure}-regret-zoom"] = partial(
                 regret_figure,
                 members,
-                f"{figure}: regret without DEMAB",
-                exclude={"demab"},
+                "Cumulative regret per agent, the lower curves",
                 bounds=bounds,
                 log_x=style.log_x,
+                zoom=True,
             )
-        plan[f"{figure}-bits"] = partial(bits_figure, members, f"{figure}: communication")
-        plan[f"{figure}-frontier"] = partial(
-            frontier_figure, members, f"{figure}: regret against communication"
-        )
+        plan[f"{figure}-bits"] = partial(bits_figure, members)
+        plan[f"{figure}-frontier"] = partial(frontier_figure, members)
     return plan
+
+
+def plot(
+    source: Any,
+    out: str | Path | None = None,
+    *,
+    bounds: bool = False,
+    style: Style | None = None,
+    figure: str = "results",
+) -> dict[str, Any]:
+    """The figures ``mamab plot`` draws, from Python: regret, bits and frontier (or regret
+    against the loss or the number of liars when a sweep varies them).
+
+    ``source``: a sweep directory (its stored tables), a :class:`mamab.Result`, a list of
+    Results (one panel per setting, one line per strategy; named ``figure``) or what
+    :func:`mamab.sweep` returns. With ``out``, the figures are written into ``out/figures`` in
+    ``style`` (as ``mamab plot``: formats, dpi, log axes; stale figures mamab drew there are
+    removed) and the paths are returned by figure; without, the matplotlib figures are returned
+    by name (``fig.savefig(...)``, or shown in a notebook) and nothing is written.
+    """
+    results = _config_results(source, figure)
+    if not results:
+        raise ConfigError("nothing to plot: no result given")
+    if out is not None:
+        return draw_all(results, Path(out), bounds=bounds, style=style)
+    style = style or Style()
+    return {key: make() for key, make in figure_plan(results, bounds, style).items()}
+
+
+def _config_results(source: Any, figure: str) -> list[ConfigResult]:
+    from mamab.result import Result
+
+    if isinstance(source, str | Path):
+        from mamab.experiments.aggregate import read_curves
+
+        return read_curves(Path(source))
+    if hasattr(source, "results") and not isinstance(source, Result):
+        source = source.results  # a sweep's outcome
+    items = [source] if isinstance(source, Result | ConfigResult) else list(source)
+    out = []
+    for item in items:
+        if isinstance(item, Result):
+            out.append(ConfigResult.from_result(item, figure))
+        elif isinstance(item, ConfigResult):
+            out.append(item)
+        else:
+            raise ConfigError(
+                f"cannot plot {type(item).__name__}: give Results or a sweep directory"
+            )
+    return out

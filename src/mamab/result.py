@@ -294,6 +294,13 @@ class Result(_ExactEq):
 
     # ---- files ---------------------------------------------------------------------------
 
+    def plot(self, out: str | Path | None = None, **options):
+        """Its figures (regret, bits, frontier) as ``mamab plot`` draws them: see :func:`mamab.plot`
+        (``out``: write them into ``out/figures``; else return the matplotlib figures by name)."""
+        import mamab  # the public entry point: plots sit layers above results
+
+        return mamab.plot(self, out, **options)
+
     def save(self, path: str | Path) -> Path:
         """Write every array and the configuration to one ``.npz`` file, atomically.
 

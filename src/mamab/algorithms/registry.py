@@ -30,7 +30,7 @@ import hashlib
 import importlib
 import threading
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -450,6 +450,17 @@ def _build_info(name: object, make: object, metadata: dict[str, Any], source: st
         )
     if metadata.get("alpha_from", "alpha") not in _PARAM_FIELDS:
         raise ConfigError(f"algorithm {name}: alpha_from must name an AlgorithmParams field")
+    words = metadata.get("words") or {}
+    if not isinstance(words, Mapping) or not all(
+        isinstance(k, str) and callable(v) for k, v in words.items()
+    ):
+        raise ConfigError(f"algorithm {name}: words must map parameter names to functions")
+    for key in ("regret_bound", "in_force"):
+        if metadata.get(key) is not None and not callable(metadata[key]):
+            raise ConfigError(f"algorithm {name}: {key} must be callable, got {metadata[key]!r}")
+    for key in ("label", "colour"):
+        if metadata.get(key) is not None and not isinstance(metadata[key], str):
+            raise ConfigError(f"algorithm {name}: {key} must be a string, got {metadata[key]!r}")
     if not isinstance(metadata.get("description", ""), str):
         raise ConfigError(f"algorithm {name}: description must be a string")
     parameters = metadata.get("parameters")

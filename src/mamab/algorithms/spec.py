@@ -35,8 +35,41 @@ Make = Callable[["Topology", int, int, "AlgorithmParams", "np.random.Generator"]
 #: ``payload``, recommending ``arm`` (the attack's arm) wherever the payload recommends one.
 Forge = Callable[[Any, int, int], Any]
 
+#: ``words(value) -> text``: how one parameter's value reads in a figure ("c = 16", "own best
+#: arm"); ``value`` is the configuration's (None: the algorithm's default, which it names).
+Words = Callable[[Any], str]
+#: ``regret_bound(t, config, diameter, max_degree) -> array | None``: the theory's regret bound
+#: per agent at times ``t`` for a configuration (``Config.to_dict()``), None where none applies.
+RegretBound = Callable[["np.ndarray", Mapping[str, Any], int, int], "np.ndarray | None"]
+
 #: Bytes per (agent, arm slot) of a UCB kept in arrays: counts, sums, means, bonuses, candidates.
 STATE_BYTES = 50
+
+
+def number_words(symbol: str, default: float | None = None) -> Words:
+    """Words for a number parameter: ``symbol = value`` (the default when the value is None)."""
+
+    def words(value: Any) -> str:
+        value = default if value is None else value
+        return f"{symbol} = {value:g}" if isinstance(value, int | float) else f"{symbol} = {value}"
+
+    return words
+
+
+def choice_words(texts: Mapping[str, str]) -> Words:
+    """Words for a parameter taking one of a few names: each name's text (else the name)."""
+    return lambda value: texts.get(value, str(value))
+
+
+#: Words for the parameters several algorithms read; a spec's own ``words`` come first.
+COMMON_WORDS: Mapping[str, Words] = MappingProxyType(
+    {
+        "k_prime": lambda v: "the paper's K'" if v is None else f"K' = {v}",
+        "sub_epochs": lambda v: "D sub-epochs" if v is None else f"{v} sub-epochs",
+        "gossip_exponent": number_words("gossip exponent"),
+        "block_exponent": number_words("blocking exponent"),
+    }
+)
 
 
 def with_default(params: AlgorithmParams, default: float, field: str = "alpha") -> AlgorithmParams:
@@ -175,6 +208,37 @@ class AlgorithmSpec:
     label: str | None = None  # its name in plot legends (default: the name)
     uses_graph: bool = True  # False: its agents never message each other over the graph
     source: str = "built-in"  # where it came from: built-in, module:function, or a distribution
+    words: Mapping[str, Words] = field(default_factory=dict)  # its parameters' values in words
+    regret_bound: RegretBound | None = None  # the theory's regret bound, drawn by --bounds
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "words", MappingProxyType(dict(self.words or {})))
+
+    @property
+    def title(self) -> str:
+        """Its name in figures and reports: ``label``, else the registered name."""
+        return self.label or self.name
+
+    def describe(self, name: str, value: Any) -> str:
+        """One parameter's value in words for a legend: "α = 2", "c = 16", "own best arm".
+
+        Its ``words`` for ``name`` first, then the words shared by the built-ins; the field
+        ``alpha_from`` reads "α = <value in force>"; anything else "<name in words> = <value>".
+        """
+        if name in self.words:
+            return self.words[name](value)
+        if name == self.alpha_from:
+            return number_words("α", self.default_alpha)(value)
+        if name in COMMON_WORDS:
+            return COMMON_WORDS[name](value)
+        shown = (
+            "default"
+            if value is None
+            else format(value, "g")
+            if isinstance(value, float)
+            else value
+        )
+        return f"{name.replace('_', ' ')} = {shown}"
 
     @property
     def parameter_names(self) -> tuple[str, ...] | None:

@@ -117,6 +117,28 @@ class ConfigResult:
         """The configuration, one value per column of ``CONFIG_COLUMNS``."""
         return flat_config(self.config, self.graph_sha256)
 
+    @classmethod
+    def from_result(cls, result, figure: str = "results", experiment: str = "") -> ConfigResult:
+        """A :class:`mamab.Result` as one configuration of a sweep figure (what its task file
+        would hold): for :func:`mamab.plot` without a sweep."""
+        digest = graph_digest(result.config)
+        return cls(
+            experiment=experiment or figure,
+            figure=figure,
+            config_id=config_id(result.config, digest),
+            config=result.config.to_dict(),
+            grid=result.grid,
+            regret=result.survivor_mean(result.regret),
+            bits=result.bits.mean(axis=1),
+            final_regret=result.final_regret,
+            counters=np.stack([result.counts[name] for name in COUNTERS]),
+            diameter=result.diameter,
+            max_degree=result.max_degree,
+            crash=result.crash,
+            malicious=None if result.malicious is None else result.malicious.astype(np.int8),
+            graph_sha256=digest,
+        )
+
     @property
     def label(self) -> str:
         c = self.config

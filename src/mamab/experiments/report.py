@@ -39,7 +39,7 @@ PAPER_CITATION = (
 )
 
 #: What ``mamab.plots.draw_all`` draws per figure (file name: '<figure>-<kind>').
-FIGURE_KINDS = ("regret", "regret-no-demab", "bits", "frontier", "loss", "malicious")
+FIGURE_KINDS = ("regret", "regret-zoom", "bits", "frontier", "loss", "malicious")
 
 
 #: The verdicts of a claim, and their marks in report.md.
@@ -434,6 +434,19 @@ def statistics_note(results: list[ConfigResult]) -> str:
     return note
 
 
+#: Formats a Markdown viewer shows inline; others (PDF) are linked.
+INLINE = (".png", ".svg")
+
+
+def figure_line(key: str, paths: list[Path], out: Path) -> str:
+    """The figure embedded (its PNG, else its SVG), or, drawn only as PDF, a link to it: a
+    Markdown viewer shows no PDF inline."""
+    shown = next((p for ext in INLINE for p in paths if p.suffix == ext), None)
+    if shown is not None:
+        return f"![{key}]({shown.relative_to(out).as_posix()})"
+    return f"- [{key} ({paths[0].suffix[1:].upper()})]({paths[0].relative_to(out).as_posix()})"
+
+
 def render(
     results: list[ConfigResult], figures: dict[str, list[Path]], out: Path, title: str, notes: str
 ) -> str:
@@ -444,8 +457,7 @@ def render(
         parts += ["", f"## Figure: {figure}", ""]
         for key, paths in figures.items():
             if key.startswith(f"{figure}-") and key.removeprefix(f"{figure}-") in FIGURE_KINDS:
-                shown = next((p for p in paths if p.suffix == ".png"), paths[0])
-                parts.append(f"![{key}]({shown.relative_to(out).as_posix()})")
+                parts.append(figure_line(key, paths, out))
         parts += ["", figure_table(members), ""]
         if not varying(members, ("loss", "malicious")):
             parts += ["Regret–communication frontier:", "", *frontier_lines(members), ""]

@@ -9,6 +9,7 @@ from mamab.algorithms.spec import (
     GraphShape,
     MessageKind,
     WireFormat,
+    number_words,
     with_default,
 )
 
@@ -38,6 +39,8 @@ SPECS = (
         fast=FastEngine("mamab.algorithms.coop.driver:run", ("mamab.algorithms.coop.kernel",)),
         wire=WireFormat(8, (MessageKind(None, "estimates"),)),
         cost=Cost(coop_cost),
-        colour="tab:olive",
+        colour="teal",
+        label="coop-UCB2",
+        words={"consensus_kappa": number_words("κ")},
     ),
 )

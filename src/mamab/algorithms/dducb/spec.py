@@ -9,6 +9,8 @@ from mamab.algorithms.spec import (
     GraphShape,
     MessageKind,
     WireFormat,
+    choice_words,
+    number_words,
     with_default,
 )
 
@@ -42,5 +44,12 @@ SPECS = (
         wire=WireFormat(9, (MessageKind(None, "iterates"),)),
         cost=Cost(dducb_cost),
         colour="tab:pink",
+        label="DDUCB",
+        words={
+            "dducb_epsilon": number_words("ε"),
+            "dducb_index": choice_words(
+                {"every-step": "index every step", "per-stage": "index per stage"}
+            ),
+        },
     ),
 )

@@ -9,6 +9,8 @@ from mamab.algorithms.spec import (
     GraphShape,
     MessageKind,
     WireFormat,
+    choice_words,
+    number_words,
     with_default,
 )
 
@@ -61,5 +63,10 @@ SPECS = (
         ),  # the server waits for every report of a phase
         cost=Cost(demab_cost),
         colour="tab:orange",
+        label="DEMAB",
+        words={
+            "demab_radius": number_words("c", DEMAB_RADIUS),
+            "demab_best_arm": choice_words({"shared": "shared best arm", "own": "own best arm"}),
+        },
     ),
 )

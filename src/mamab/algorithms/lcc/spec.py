@@ -15,6 +15,7 @@ from mamab.algorithms.spec import (
     GraphShape,
     MessageKind,
     WireFormat,
+    choice_words,
     with_default,
 )
 
@@ -51,6 +52,24 @@ def _variant(mode: int, sub_epochs: bool = False):
         return {"k_prime": kp, "sub_epochs": sub}
 
     return make, in_force
+
+
+def complete_bound(t, config, diameter: int, max_degree: int):
+    """Theorem 1 (LCC-UCB on the complete graph); None on any other graph."""
+    from mamab import theory
+
+    if config["graph"] != "complete":
+        return None
+    return theory.lcc_ucb_regret_bound(t, config["agents"], config["arms"])
+
+
+def graph_bound(t, config, diameter: int, max_degree: int):
+    """Theorem 3 (LCC-UCB-GRAPH), from the runs' median diameter and maximum degree."""
+    from mamab import theory
+
+    return theory.lcc_ucb_graph_regret_bound(
+        t, config["agents"], config["arms"], diameter, max_degree
+    )
 
 
 def lcc_cost(n: int, k: int, shape: GraphShape) -> tuple[float, float]:
@@ -98,6 +117,8 @@ SPECS = (
         reads=_READS,
         cost=Cost(lcc_cost),
         colour="tab:blue",
+        label="LCC-UCB",
+        regret_bound=complete_bound,
         description="LCC-UCB (paper Alg. 1+2): epochs of UCB, one arm index per agent per epoch",
     ),
     _spec(
@@ -110,6 +131,8 @@ SPECS = (
         reads=(*_READS, "sub_epochs"),
         cost=Cost(lcc_cost),
         colour="tab:cyan",
+        label="LCC-UCB-GRAPH",
+        regret_bound=graph_bound,
         description="LCC-UCB-GRAPH (Alg. 3): D sub-epochs per epoch, neighbours only",
     ),
     _spec(
@@ -121,6 +144,12 @@ SPECS = (
         reads=(*_READS, "relay_k_prime"),
         cost=Cost(relay_cost, diameter=True),
         colour="tab:purple",
+        label="relay",
+        words={
+            "relay_k_prime": choice_words(
+                {"agents": "K' = ⌈K/N⌉ + N − 1", "degree": "K' = ⌈K/N⌉ + max degree"}
+            )
+        },
         description="LCC-UCB epochs with recommendations relayed to every agent",
     ),
     _spec(
@@ -131,6 +160,7 @@ SPECS = (
         reads=_READS,
         cost=Cost(robust_cost),
         colour="black",
+        label="LCC-UCB-robust",
         description="LCC-UCB that blocks neighbours whose recommendations do not prove out",
     ),
 )

@@ -60,6 +60,7 @@ SPECS = (
         wire=WireFormat(4),
         cost=Cost(silent_cost),
         colour="tab:red",
+        label="no communication",
     ),
     AlgorithmSpec(
         "full-communication",
@@ -71,5 +72,6 @@ SPECS = (
         wire=WireFormat(5, (MessageKind(None, "sample"),)),
         cost=Cost(talking_cost),
         colour="tab:green",
+        label="full communication",
     ),
 )

@@ -51,5 +51,6 @@ SPECS = (
         ),  # followers play their leader's arm of the step
         cost=Cost(fyl_cost),
         colour="tab:gray",
+        label="UCB-Network",
     ),
 )
