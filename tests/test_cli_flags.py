@@ -391,3 +391,24 @@ def test_a_sweep_file_typo_suggests_the_nearest_name(block, needle):
     experiment = {"name": "a", "algorithms": ["lcc-ucb"], "agents": 3, "arms": 9, "horizon": 100}
     with pytest.raises(ConfigError, match=re.escape(needle)):
         parse_spec({"name": "typo", "experiments": [{**experiment, **block}]}, "typo.toml")
+
+
+def test_reproduce_log_y_draws_on_a_log_regret_axis(tmp_path, monkeypatch):
+    """`reproduce --log-y` hands the drawing a log-y style (and none without the flag)."""
+    import types
+
+    from click.testing import CliRunner
+
+    import mamab.experiments.reproduce as reproduce_module
+
+    styles = []
+
+    def fake(spec, out, *, style, **_):
+        styles.append(style)
+        return types.SimpleNamespace(summary=[], seconds=0.0)
+
+    monkeypatch.setattr(reproduce_module, "reproduce", fake)
+    for flags in (["--log-y"], []):
+        got = CliRunner().invoke(cli, ["reproduce", "--quick", "--out", str(tmp_path), *flags])
+        assert got.exit_code == 0, got.output
+    assert [s.log_y for s in styles] == [True, False]

@@ -575,6 +575,11 @@ def frontier(results_dir: Path) -> None:
 )
 @click.option("--dpi", type=int, default=200, show_default=True, help="Resolution of PNG figures.")
 @click.option("--log-x", is_flag=True, help="Time on a log scale in regret figures.")
+@click.option(
+    "--log-y",
+    is_flag=True,
+    help="Regret on a log scale: every curve whole, none leaving the axis (mamab plot keeps it).",
+)
 @executor_options
 @YES
 def reproduce(
@@ -587,6 +592,7 @@ def reproduce(
     formats: tuple[str, ...],
     dpi: int,
     log_x: bool,
+    log_y: bool,
     executor: str,
     scheduler: str | None,
     shared: bool,
@@ -598,7 +604,7 @@ def reproduce(
     from mamab.experiments.reproduce import with_alpha
     from mamab.plots import Style
 
-    style = Style(formats=formats or ("png", "svg"), dpi=dpi, log_x=log_x)
+    style = Style(formats=formats or ("png", "svg"), dpi=dpi, log_x=log_x, log_y=log_y)
     spec = load_preset(f"{preset}-quick" if quick else preset)
     if alpha is not None:
         spec = with_alpha(spec, alpha)  # a bad value is refused before any work
