@@ -16,6 +16,9 @@ hot loop); when the certificate fails, a full scan decides and the candidates ar
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
+
+import numpy as np
 
 from mamab.kernel_cache import njit
 
@@ -100,3 +103,144 @@ def most_played(n, size, count):
         if count[n, s] > count[n, best]:
             best = s
     return best
+
+
+# --- Grouped bounds: the UCB baselines' exact lazy argmax (issue 23) ------------------------------
+#
+# Slots are cut into groups of GROUP consecutive arms. For a block of samples (seen <= end) every
+# slot keeps ``upper`` = mean + W·(1/sqrt n) with W = width(end)·WIDTH_SLACK, an upper bound of its
+# index for the whole block (IEEE multiply and add are monotone), and every group the largest
+# ``upper`` of its slots (``top``; a stale larger value is still a bound). A choice evaluates the
+# group of largest ``top`` exactly, then only the groups whose ``top`` reaches that value: the
+# others cannot hold the maximum nor tie it. A played arm's group is re-bounded exactly; a received
+# sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
+
+GROUP = 16
+
+
+class GroupedUCB(NamedTuple):
+    """UCB1 state of every agent of a run on all its arms, with grouped bounds for the argmax."""
+
+    count: np.ndarray  # (agents, slots) samples of each arm (padding: 1, never untried)
+    total: np.ndarray  # (agents, slots) their sum
+    mean: np.ndarray  # (agents, slots) (padding: -inf)
+    inv_sqrt: np.ndarray  # (agents, slots) 1 / sqrt(count) (padding: 0)
+    upper: np.ndarray  # (agents, slots) index bound for the running block
+    top: np.ndarray  # (agents, groups) largest upper of each group (or more)
+    samples: np.ndarray  # (agents,) samples seen
+    untried: np.ndarray  # (agents,) the lowest arm maybe never sampled
+    block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
+    wide: np.ndarray  # (agents,) W, the width bound of the block
+    arms: int  # K (slots beyond it are padding)
+
+
+def grouped_ucb(agents: int, arms: int) -> GroupedUCB:
+    """Fresh state: no samples, no block open."""
+    groups = -(-arms // GROUP)
+    slots = groups * GROUP
+    count = np.zeros((agents, slots), dtype=np.int64)
+    count[:, arms:] = 1
+    mean = np.zeros((agents, slots))
+    mean[:, arms:] = -np.inf
+    upper = np.full((agents, slots), -np.inf)
+    return GroupedUCB(
+        count=count,
+        total=np.zeros((agents, slots)),
+        mean=mean,
+        inv_sqrt=np.zeros((agents, slots)),
+        upper=upper,
+        top=np.full((agents, groups), -np.inf),
+        samples=np.zeros(agents, dtype=np.int64),
+        untried=np.zeros(agents, dtype=np.int64),
+        block_end=np.full(agents, -1, dtype=np.int64),
+        wide=np.zeros(agents),
+        arms=arms,
+    )
+
+
+@njit(cache=True, inline="always")
+def restart_grouped(ucb, n):
+    """Agent n starts a fresh UCB (back from a crash)."""
+    for s in range(ucb.arms):
+        ucb.count[n, s] = 0
+        ucb.total[n, s] = 0.0
+        ucb.mean[n, s] = 0.0
+        ucb.inv_sqrt[n, s] = 0.0
+    ucb.samples[n] = 0
+    ucb.untried[n] = 0
+    ucb.block_end[n] = -1
+
+
+@njit(cache=True, inline="always")
+def open_block(ucb, n, alpha, seen):
+    """A new block from ``seen`` samples: W, every slot's bound and every group's."""
+    end = seen + max(8, seen >> BLOCK_SHIFT)
+    wide = ucb_width(alpha, end) * WIDTH_SLACK
+    ucb.block_end[n] = end
+    ucb.wide[n] = wide
+    mean, inv_sqrt, upper, top = ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top
+    for g in range(top.shape[1]):
+        high = -math.inf
+        for s in range(g * GROUP, (g + 1) * GROUP):
+            u = mean[n, s] + wide * inv_sqrt[n, s]
+            upper[n, s] = u
+            high = max(high, u)
+        top[n, g] = high
+
+
+@njit(cache=True, inline="always")
+def _group_best(mean, inv_sqrt, n, g, width):
+    """First slot of group g with the largest index, and that index."""
+    best, value = g * GROUP, -math.inf
+    for s in range(g * GROUP, (g + 1) * GROUP):
+        index = mean[n, s] + width * inv_sqrt[n, s]
+        if index > value:
+            best, value = s, index
+    return best, value
+
+
+@njit(cache=True, inline="always")
+def choose_grouped(ucb, n, width):
+    """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open."""
+    top, mean, inv_sqrt = ucb.top, ucb.mean, ucb.inv_sqrt
+    first, high = 0, top[n, 0]
+    for g in range(1, top.shape[1]):
+        if top[n, g] > high:
+            first, high = g, top[n, g]
+    best, value = _group_best(mean, inv_sqrt, n, first, width)
+    for g in range(top.shape[1]):
+        if g != first and top[n, g] >= value:
+            s, index = _group_best(mean, inv_sqrt, n, g, width)
+            if index > value or (index == value and s < best):
+                best, value = s, index
+    return best
+
+
+@njit(cache=True, inline="always")
+def learn_grouped(ucb, n, s, reward):
+    """Agent n learns one sample of slot s (UCB.update, expression for expression); the slot's
+    bound follows, its group's bound is raised if need be."""
+    c = ucb.count[n, s] + 1
+    ucb.count[n, s] = c
+    ucb.total[n, s] += reward
+    m = ucb.total[n, s] / c
+    r = 1.0 / math.sqrt(c)
+    ucb.mean[n, s] = m
+    ucb.inv_sqrt[n, s] = r
+    u = m + ucb.wide[n] * r
+    ucb.upper[n, s] = u
+    g = s // GROUP
+    if u > ucb.top[n, g]:
+        ucb.top[n, g] = u
+    ucb.samples[n] += 1
+
+
+@njit(cache=True, inline="always")
+def rebound_group(ucb, n, s):
+    """The group of slot s gets its exact bound again (its largest slot was just played)."""
+    upper = ucb.upper
+    g = s // GROUP
+    high = -math.inf
+    for t in range(g * GROUP, (g + 1) * GROUP):
+        high = max(high, upper[n, t])
+    ucb.top[n, g] = high
