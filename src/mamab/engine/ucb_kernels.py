@@ -116,6 +116,7 @@ def most_played(n, size, count):
 # sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
 
 GROUP = 16
+GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
 
 
 class GroupedUCB(NamedTuple):
@@ -127,15 +128,19 @@ class GroupedUCB(NamedTuple):
     inv_sqrt: np.ndarray  # (agents, slots) 1 / sqrt(count) (padding: 0)
     upper: np.ndarray  # (agents, slots) index bound for the running block
     top: np.ndarray  # (agents, groups) largest upper of each group (or more)
+    stale: np.ndarray  # (agents, groups) top is above every upper of the group (a sample lowered
+    # the slot that reached it); such groups get their exact bound again before a choice
+    n_stale: np.ndarray  # (agents,) how many groups are stale
     samples: np.ndarray  # (agents,) samples seen
     untried: np.ndarray  # (agents,) the lowest arm maybe never sampled
     block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
     wide: np.ndarray  # (agents,) W, the width bound of the block
+    pace: np.ndarray  # (agents,) samples an agent sees per step at most (1 + its degree if told)
     arms: int  # K (slots beyond it are padding)
 
 
-def grouped_ucb(agents: int, arms: int) -> GroupedUCB:
-    """Fresh state: no samples, no block open."""
+def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> GroupedUCB:
+    """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
     groups = -(-arms // GROUP)
     slots = groups * GROUP
     count = np.zeros((agents, slots), dtype=np.int64)
@@ -150,17 +155,20 @@ def grouped_ucb(agents: int, arms: int) -> GroupedUCB:
         inv_sqrt=np.zeros((agents, slots)),
         upper=upper,
         top=np.full((agents, groups), -np.inf),
+        stale=np.zeros((agents, groups), dtype=np.bool_),
+        n_stale=np.zeros(agents, dtype=np.int64),
         samples=np.zeros(agents, dtype=np.int64),
         untried=np.zeros(agents, dtype=np.int64),
         block_end=np.full(agents, -1, dtype=np.int64),
         wide=np.zeros(agents),
+        pace=np.ones(agents, dtype=np.int64) if pace is None else pace.astype(np.int64),
         arms=arms,
     )
 
 
 @njit(cache=True, inline="always")
 def restart_grouped(ucb, n):
-    """Agent n starts a fresh UCB (back from a crash)."""
+    """Agent n starts a fresh UCB (back from a crash): cold path."""
     for s in range(ucb.arms):
         ucb.count[n, s] = 0
         ucb.total[n, s] = 0.0
@@ -171,14 +179,20 @@ def restart_grouped(ucb, n):
     ucb.block_end[n] = -1
 
 
+# The hot helpers take arrays, not the tuple: a kernel takes the tuple's arrays out once (numba
+# counts a reference each time an array is taken out of a tuple in a loop).
+
+
 @njit(cache=True, inline="always")
-def open_block(ucb, n, alpha, seen):
-    """A new block from ``seen`` samples: W, every slot's bound and every group's."""
-    end = seen + max(8, seen >> BLOCK_SHIFT)
-    wide = ucb_width(alpha, end) * WIDTH_SLACK
-    ucb.block_end[n] = end
-    ucb.wide[n] = wide
-    mean, inv_sqrt, upper, top = ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top
+def block_width(alpha, seen, pace):
+    """(last sample count, W) of a block opened at ``seen`` samples, ``pace`` samples a step."""
+    end = seen + max(8 * pace, seen >> GROUP_BLOCK_SHIFT)
+    return end, ucb_width(alpha, end) * WIDTH_SLACK
+
+
+@njit(cache=True, inline="always")
+def open_block(mean, inv_sqrt, upper, top, n, wide):
+    """Every slot's and every group's bound for a block of width bound ``wide``."""
     for g in range(top.shape[1]):
         high = -math.inf
         for s in range(g * GROUP, (g + 1) * GROUP):
@@ -200,16 +214,22 @@ def _group_best(mean, inv_sqrt, n, g, width):
 
 
 @njit(cache=True, inline="always")
-def choose_grouped(ucb, n, width):
-    """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open."""
-    top, mean, inv_sqrt = ucb.top, ucb.mean, ucb.inv_sqrt
-    first, high = 0, top[n, 0]
-    for g in range(1, top.shape[1]):
-        if top[n, g] > high:
-            first, high = g, top[n, g]
+def choose_grouped(top, mean, inv_sqrt, n, width):
+    """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open.
+
+    The group of largest bound is evaluated first; then only a group whose bound exceeds the
+    value found (or reaches it, before the best slot) can hold the maximum."""
+    groups = top.shape[1]
+    high = -math.inf
+    for g in range(groups):
+        high = max(high, top[n, g])
+    first = 0
+    while top[n, first] != high:
+        first += 1
     best, value = _group_best(mean, inv_sqrt, n, first, width)
-    for g in range(top.shape[1]):
-        if g != first and top[n, g] >= value:
+    for g in range(groups):
+        bound = top[n, g]
+        if bound >= value and g != first and (bound > value or g * GROUP < best):
             s, index = _group_best(mean, inv_sqrt, n, g, width)
             if index > value or (index == value and s < best):
                 best, value = s, index
@@ -217,30 +237,28 @@ def choose_grouped(ucb, n, width):
 
 
 @njit(cache=True, inline="always")
-def learn_grouped(ucb, n, s, reward):
+def learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide):
     """Agent n learns one sample of slot s (UCB.update, expression for expression); the slot's
-    bound follows, its group's bound is raised if need be."""
-    c = ucb.count[n, s] + 1
-    ucb.count[n, s] = c
-    ucb.total[n, s] += reward
-    m = ucb.total[n, s] / c
+    bound follows, its group's bound is raised if need be. The caller counts the sample."""
+    c = count[n, s] + 1
+    count[n, s] = c
+    total[n, s] += reward
+    m = total[n, s] / c
     r = 1.0 / math.sqrt(c)
-    ucb.mean[n, s] = m
-    ucb.inv_sqrt[n, s] = r
-    u = m + ucb.wide[n] * r
-    ucb.upper[n, s] = u
+    mean[n, s] = m
+    inv_sqrt[n, s] = r
+    u = m + wide * r
+    upper[n, s] = u
     g = s // GROUP
-    if u > ucb.top[n, g]:
-        ucb.top[n, g] = u
-    ucb.samples[n] += 1
+    if u > top[n, g]:
+        top[n, g] = u
 
 
 @njit(cache=True, inline="always")
-def rebound_group(ucb, n, s):
+def rebound_group(upper, top, n, s):
     """The group of slot s gets its exact bound again (its largest slot was just played)."""
-    upper = ucb.upper
     g = s // GROUP
     high = -math.inf
     for t in range(g * GROUP, (g + 1) * GROUP):
         high = max(high, upper[n, t])
-    ucb.top[n, g] = high
+    top[n, g] = high

@@ -32,7 +32,7 @@ def run(run: FastRun) -> RunResult:
         rec.late_reward,
         rec.late_n,
     )
-    ucb = grouped_ucb(config.agents, config.arms)
+    ucb = grouped_ucb(config.agents, config.arms, 1 + np.diff(indptr))
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
     for noise in run.noise():
         ucb_chunk(noise, rewards, out, ucb, links, faults, run.params.alpha)

@@ -23,17 +23,17 @@ import numpy as np
 from mamab.engine.kernel_api import (
     BITS,
     BITS_RECV,
+    GRID,
     RECV,
     ROUNDS,
     SENT,
     STEP,
     arrive,
-    end_step,
-    played,
     reward_of,
     route,
 )
 from mamab.engine.ucb_kernels import (
+    block_width,
     choose_grouped,
     learn_grouped,
     open_block,
@@ -43,6 +43,9 @@ from mamab.engine.ucb_kernels import (
 )
 from mamab.faults import DELIVER, LOSE, fate
 from mamab.kernel_cache import njit
+
+#: no-communication runs a block in tiles of this many agents
+TILE = 8
 
 
 class Links(NamedTuple):
@@ -65,10 +68,16 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step):
     Receivers are visited one by one, each hearing its neighbours by increasing id: the
     reference's order for each receiver (receivers do not interact), with its rows in cache.
     """
+    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
     for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
         if arrive(late, i, counters, alive):
-            learn_grouped(ucb, late[i, 1], late[i, 3], late_reward[i])
+            v = late[i, 1]
+            learn_grouped(
+                count, total, mean, inv_sqrt, upper, top, v, late[i, 3], late_reward[i], wide[v]
+            )
+            samples[v] += 1
     late_n[0] = 0
     indptr, indices, bits = links.indptr, links.indices, links.bits
     n_agents = alive.shape[0]
@@ -79,14 +88,16 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step):
             counters[BITS, sender] += degree * bits
             counters[ROUNDS, sender] += 1
     loss, delay, key = faults.loss, faults.delay, faults.key
+    plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
     for v in range(n_agents):
         heard = 0
+        w = wide[v]
         for e in range(indptr[v], indptr[v + 1]):
             sender = indices[e]
             if not alive[sender]:
                 continue
             slot, reward = chosen[sender], got[sender]
-            f = fate(loss, delay, key, step, 0, sender, v)
+            f = DELIVER if plain else fate(loss, delay, key, step, 0, sender, v)
             if f != DELIVER or not alive[v]:  # array helpers only off the plain path
                 route(
                     counters,
@@ -101,49 +112,86 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step):
                     late_n,
                 )
                 continue
-            learn_grouped(ucb, v, slot, reward)
+            learn_grouped(count, total, mean, inv_sqrt, upper, top, v, slot, reward, w)
             heard += 1
+        samples[v] += heard
         counters[RECV, v] += heard
         counters[BITS_RECV, v] += heard * bits
 
 
+@njit(cache=True)
+def _open(ucb, n, alpha, seen):
+    """Agent n opens a block of choices at ``seen`` samples (cold path)."""
+    end, wide = block_width(alpha, seen, ucb.pace[n])
+    ucb.block_end[n] = end
+    ucb.wide[n] = wide
+    open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
+
+
 @njit(cache=True, nogil=True)
 def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
-    """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s)."""
-    n_agents = noise.shape[1]
-    k = ucb.arms
+    """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
+
+    Without communication agents do not interact, so they run the block in tiles of TILE agents
+    (their arms stay in cache, their steps are independent for the processor to overlap), and
+    regret is recorded per tile at the grid points; with it, all agents run step by step.
+    """
+    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
+    block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
+    crash, back, gaps = faults.crash, faults.back, rewards.gaps
+    pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
+    first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
     chosen = np.empty(n_agents, dtype=np.int64)
     got = np.empty(n_agents)
     alive = np.ones(n_agents, dtype=np.bool_)
-    count, samples, untried = ucb.count, ucb.samples, ucb.untried
-    for row in range(noise.shape[0]):
-        step = out.pos[STEP] + 1
-        for n in range(n_agents):
-            alive[n] = step < faults.crash[n] or step >= faults.back[n]
-            if step == faults.back[n]:
-                restart_grouped(ucb, n)
-        width, cached = 0.0, -1
-        for n in range(n_agents):
-            if not alive[n]:
-                continue
-            s = untried[n]
-            while s < k and count[n, s] > 0:
-                s += 1
-            untried[n] = s
-            if s == k:
-                seen = samples[n]
-                if seen != cached:
-                    cached = seen
-                    width = ucb_width(alpha, seen)
-                if seen > ucb.block_end[n]:
-                    open_block(ucb, n, alpha, seen)
-                s = choose_grouped(ucb, n, width)
-            reward = reward_of(rewards, noise[row, n], s)
-            learn_grouped(ucb, n, s, reward)
-            rebound_group(ucb, n, s)
-            played(out, rewards, n, s)
-            chosen[n] = s
-            got[n] = reward
-        if links.talk:
-            _exchange(ucb, links, faults, out.counters, chosen, got, alive, step)
-        end_step(out)
+    widths = np.empty(rows)  # an agent alone, alive since the start, has seen step - 1 samples
+    for row in range(rows):
+        widths[row] = ucb_width(alpha, first + row)
+    tile = n_agents if links.talk else TILE
+    point = pos[GRID]
+    for lo in range(0, n_agents, tile):
+        hi = min(lo + tile, n_agents)
+        point = pos[GRID]
+        for row in range(rows):
+            step = first + row + 1
+            width, cached = 0.0, -1
+            for n in range(lo, hi):
+                if step == back[n]:
+                    restart_grouped(ucb, n)
+                alive[n] = step < crash[n] or step >= back[n]
+                if not alive[n]:
+                    continue
+                s = untried[n]
+                while s < k and count[n, s] > 0:
+                    s += 1
+                untried[n] = s
+                if s == k:
+                    seen = samples[n]
+                    if seen > block_end[n]:
+                        _open(ucb, n, alpha, seen)
+                    if seen != cached:  # agents of one degree have seen as many samples
+                        cached = seen
+                        if first <= seen < first + rows:
+                            width = widths[seen - first]
+                        else:
+                            width = ucb_width(alpha, seen)
+                    s = choose_grouped(top, mean, inv_sqrt, n, width)
+                reward = reward_of(rewards, noise[row, n], s)
+                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
+                rebound_group(upper, top, n, s)
+                samples[n] += 1
+                regret[n] += gaps[s]
+                if out.trace:
+                    out.trace_out[step - 1, n] = s
+                chosen[n] = s
+                got[n] = reward
+            if links.talk:
+                _exchange(ucb, links, faults, counters, chosen, got, alive, step)
+            if point < grid.size and step == grid[point]:
+                for n in range(lo, hi):
+                    out.recorded[n, point] = regret[n]
+                    out.recorded_bits[n, point] = counters[BITS, n]
+                point += 1
+    pos[STEP] = first + rows
+    pos[GRID] = point
