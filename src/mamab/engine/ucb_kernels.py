@@ -1,4 +1,5 @@
-"""UCB1 helpers for the kernels: the cold paths of choosing (full scans, candidate rebuilds).
+"""UCB1 helpers for the kernels: the LCC family's lazy candidates (below) and the UCB baselines'
+grouped bounds (further down, "Grouped bounds").
 
 An agent's arms live in slots sorted by arm index, so 'lowest slot' means 'lowest arm' and the
 tie rules of the reference hold. Floating-point operations are the reference's, in the same
