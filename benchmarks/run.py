@@ -27,6 +27,7 @@ import numpy as np
 
 import mamab
 from mamab import Config, simulate
+from mamab.engine.recording import CHUNK
 
 
 def timed(
@@ -73,8 +74,6 @@ def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int 
     (``rng.random(out=block)``), for the same number of uniforms as the runs: issue 23's floor,
     the cost of drawing the noise alone (about 3× below :func:`floor_seconds`, which allocates
     each block)."""
-    from mamab.engine.recording import CHUNK
-
     block = np.empty((CHUNK, n_agents))
     generator = np.random.default_rng(0)
     best = float("inf")
