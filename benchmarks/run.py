@@ -27,18 +27,26 @@ import numpy as np
 
 import mamab
 from mamab import Config, simulate
+from mamab.engine.recording import CHUNK
 
 
-def timed(config: Config, engine: str = "fast", jobs: int | None = 1, repeat: int = 1) -> float:
-    """Best wall-clock seconds of ``repeat`` simulations (compilation excluded by a warm-up)."""
+def timed(
+    config: Config,
+    engine: str = "fast",
+    jobs: int | None = 1,
+    repeat: int = 1,
+    clock=time.perf_counter,
+) -> float:
+    """Best seconds of ``repeat`` simulations on ``clock`` (wall by default; compilation
+    excluded by a warm-up)."""
     simulate(
         Config(config.algorithm, agents=2, arms=4, horizon=20, graph="complete"), engine=engine
     )
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         simulate(config, engine=engine, jobs=jobs)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best
 
 
@@ -61,6 +69,26 @@ def floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -
     return best
 
 
+def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -> float:
+    """Best CPU seconds for numpy to fill a preallocated (4096, agents) block with uniforms
+    (``rng.random(out=block)``), for the same number of uniforms as the runs: issue 23's floor,
+    the cost of drawing the noise alone (about 3× below :func:`floor_seconds`, which allocates
+    each block)."""
+    block = np.empty((CHUNK, n_agents))
+    generator = np.random.default_rng(0)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        for _ in range(runs):
+            left = horizon
+            while left > 0:
+                part = block[: min(CHUNK, left)]
+                generator.random(out=part)
+                left -= part.shape[0]
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -70,6 +98,7 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 PAPER = [
     ("complete", 10, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
     ("complete", 20, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
+    ("complete", 10, 200, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
     (
         "erdos-renyi",
         100,
@@ -84,18 +113,30 @@ PAPER = [
         50_000,
         ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication"],
     ),
+    (
+        "erdos-renyi",
+        100,
+        500,
+        50_000,
+        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication"],
+    ),
 ]
 
 
 def paper_throughput(scale: float) -> str:
+    """Throughput on the paper's configurations against two floors, measured in this process:
+    numpy drawing the noise table in allocated chunks (wall time, the engine's own way), and
+    numpy filling a preallocated block with as many uniforms (CPU time, issue 23's floor)."""
     rows = []
     for graph, n, k, horizon, algorithms in PAPER:
         t = int(horizon * scale)
         floor = floor_seconds(n, t, runs=2)
+        block_floor = block_floor_seconds(n, t, runs=2)
         for algorithm in algorithms:
             config = Config(algorithm, agents=n, arms=k, horizon=t, runs=2, graph=graph, seed=1)
             one = timed(config, jobs=1, repeat=2)
             both = timed(config, jobs=2, repeat=2)
+            cpu = timed(config, jobs=1, repeat=2, clock=time.process_time)
             steps = agent_steps(config)
             rows.append(
                 [
@@ -104,6 +145,9 @@ def paper_throughput(scale: float) -> str:
                     f"{steps / one / 1e6:.1f}",
                     f"{steps / both / 1e6:.1f}",
                     f"{one / floor:.1f}×",
+                    f"{cpu / steps * 1e9:.1f}",
+                    f"{block_floor / steps * 1e9:.2f}",
+                    f"{cpu / block_floor:.1f}×",
                 ]
             )
     return table(
@@ -112,7 +156,10 @@ def paper_throughput(scale: float) -> str:
             "algorithm",
             "M agent-steps/s, 1 thread",
             "2 threads",
-            "1-thread time / RNG floor",
+            "1-thread time / allocating RNG floor",
+            "CPU ns per agent-step, 1 thread",
+            "preallocated-block floor, ns per agent-step",
+            "CPU time / preallocated-block floor",
         ],
         rows,
     )
@@ -316,6 +363,8 @@ def dask_speedup(scale: float) -> str:
 FAULTS = {"loss": 0.1, "delay": 0.1, "crash_rate": 1e-5, "recover_after": 1000}
 LIARS = {"malicious": 2, "attack": "random"}
 FLOOR_ROW = "rng floor: numpy noise for 10 agents"  # a control: no mamab code but the noise
+#: issue 23's floor: numpy filling a preallocated block with as many uniforms (no allocation)
+BLOCK_FLOOR_ROW = "rng floor, preallocated block: 10 agents"
 
 
 def timing_rows(scale: float) -> dict[str, Config | None]:
@@ -324,7 +373,10 @@ def timing_rows(scale: float) -> dict[str, Config | None]:
     faults where it takes them, and with liars where it models them."""
     from mamab.agents.registry import can_lie, supports_faults
 
-    rows: dict[str, Config | None] = {f"{FLOOR_ROW} T={int(100_000 * scale)}": None}
+    rows: dict[str, Config | None] = {
+        f"{FLOOR_ROW} T={int(100_000 * scale)}": None,
+        f"{BLOCK_FLOOR_ROW} T={int(100_000 * scale)}": None,
+    }
 
     def add(config: Config, suffix: str = "") -> None:
         c = config
@@ -396,8 +448,9 @@ def rows_main(args: argparse.Namespace, scale: float) -> None:
         if config is None:  # the floor
             if not args.warm:
                 horizon = int(100_000 * scale)
+                floor = block_floor_seconds if label.startswith(BLOCK_FLOOR_ROW) else floor_seconds
                 seconds, calls = best_per_call(
-                    lambda t=horizon: floor_seconds(10, t, repeat=1),
+                    lambda t=horizon, f=floor: f(10, t, repeat=1),
                     args.repeat,
                     args.min_time,
                     CLOCKS[args.clock],

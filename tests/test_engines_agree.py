@@ -135,3 +135,24 @@ def test_engines_split_runs_the_same_way():
     two = simulate(config, jobs=2)
     assert np.array_equal(one.regret, two.regret)
     assert all(np.array_equal(one.counts[k], two.counts[k]) for k in one.counts)
+
+
+def test_ucb_baselines_across_tiles_groups_and_faults():
+    # More agents than a no-communication tile (8), arms in several groups of 16 with padding,
+    # crashes with recovery, grid points inside chunks; full communication with loss and delay.
+    faults = {"crash_rate": 0.002, "recover_after": 60, "grid_points": 37}
+    assert_identical(Config("no-communication", agents=13, arms=53, horizon=1500, seed=5, **faults))
+    assert_identical(
+        Config(
+            "full-communication",
+            agents=11,
+            arms=37,
+            horizon=900,
+            seed=6,
+            graph="erdos-renyi",
+            loss=0.2,
+            delay=0.3,
+            reward="gaussian",
+            **faults,
+        )
+    )

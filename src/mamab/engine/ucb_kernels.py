@@ -1,4 +1,5 @@
-"""UCB1 helpers for the kernels: the cold paths of choosing (full scans, candidate rebuilds).
+"""UCB1 helpers for the kernels: the LCC family's lazy candidates (below) and the UCB baselines'
+grouped bounds (further down, "Grouped bounds").
 
 An agent's arms live in slots sorted by arm index, so 'lowest slot' means 'lowest arm' and the
 tie rules of the reference hold. Floating-point operations are the reference's, in the same
@@ -16,6 +17,9 @@ hot loop); when the certificate fails, a full scan decides and the candidates ar
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
+
+import numpy as np
 
 from mamab.kernel_cache import njit
 
@@ -100,3 +104,162 @@ def most_played(n, size, count):
         if count[n, s] > count[n, best]:
             best = s
     return best
+
+
+# --- Grouped bounds: the UCB baselines' exact lazy argmax (issue 23) ------------------------------
+#
+# Slots are cut into groups of GROUP consecutive arms. For a block of samples (seen <= end) every
+# slot keeps ``upper`` = mean + W·(1/sqrt n) with W = width(end)·WIDTH_SLACK, an upper bound of its
+# index for the whole block (IEEE multiply and add are monotone), and every group the largest
+# ``upper`` of its slots (``top``; a stale larger value is still a bound). A choice evaluates the
+# group of largest ``top`` exactly, then only the groups whose ``top`` reaches that value: the
+# others cannot hold the maximum nor tie it. A played arm's group is re-bounded exactly; a received
+# sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
+
+GROUP = 16
+GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
+
+
+class GroupedUCB(NamedTuple):
+    """UCB1 state of every agent of a run on all its arms, with grouped bounds for the argmax."""
+
+    count: np.ndarray  # (agents, slots) samples of each arm (padding: 1, never untried)
+    total: np.ndarray  # (agents, slots) their sum
+    mean: np.ndarray  # (agents, slots) (padding: -inf)
+    inv_sqrt: np.ndarray  # (agents, slots) 1 / sqrt(count) (padding: 0)
+    upper: np.ndarray  # (agents, slots) index bound for the running block
+    top: np.ndarray  # (agents, groups) largest upper of each group (or more)
+    stale: np.ndarray  # (agents, groups) top is above every upper of the group (a sample lowered
+    # the slot that reached it); such groups get their exact bound again before a choice
+    n_stale: np.ndarray  # (agents,) how many groups are stale
+    samples: np.ndarray  # (agents,) samples seen
+    untried: np.ndarray  # (agents,) the lowest arm maybe never sampled
+    block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
+    wide: np.ndarray  # (agents,) W, the width bound of the block
+    pace: np.ndarray  # (agents,) samples an agent sees per step at most (1 + its degree if told)
+    arms: int  # K (slots beyond it are padding)
+
+
+def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> GroupedUCB:
+    """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
+    groups = -(-arms // GROUP)
+    slots = groups * GROUP
+    count = np.zeros((agents, slots), dtype=np.int64)
+    count[:, arms:] = 1
+    mean = np.zeros((agents, slots))
+    mean[:, arms:] = -np.inf
+    upper = np.full((agents, slots), -np.inf)
+    return GroupedUCB(
+        count=count,
+        total=np.zeros((agents, slots)),
+        mean=mean,
+        inv_sqrt=np.zeros((agents, slots)),
+        upper=upper,
+        top=np.full((agents, groups), -np.inf),
+        stale=np.zeros((agents, groups), dtype=np.bool_),
+        n_stale=np.zeros(agents, dtype=np.int64),
+        samples=np.zeros(agents, dtype=np.int64),
+        untried=np.zeros(agents, dtype=np.int64),
+        block_end=np.full(agents, -1, dtype=np.int64),
+        wide=np.zeros(agents),
+        pace=np.ones(agents, dtype=np.int64) if pace is None else pace.astype(np.int64),
+        arms=arms,
+    )
+
+
+@njit(cache=True, inline="always")
+def restart_grouped(ucb, n):
+    """Agent n starts a fresh UCB (back from a crash): cold path."""
+    for s in range(ucb.arms):
+        ucb.count[n, s] = 0
+        ucb.total[n, s] = 0.0
+        ucb.mean[n, s] = 0.0
+        ucb.inv_sqrt[n, s] = 0.0
+    ucb.samples[n] = 0
+    ucb.untried[n] = 0
+    ucb.block_end[n] = -1
+
+
+# The hot helpers take arrays, not the tuple: a kernel takes the tuple's arrays out once (numba
+# counts a reference each time an array is taken out of a tuple in a loop).
+
+
+@njit(cache=True, inline="always")
+def block_width(alpha, seen, pace):
+    """(last sample count, W) of a block opened at ``seen`` samples, ``pace`` samples a step."""
+    end = seen + max(8 * pace, seen >> GROUP_BLOCK_SHIFT)
+    return end, ucb_width(alpha, end) * WIDTH_SLACK
+
+
+@njit(cache=True, inline="always")
+def open_block(mean, inv_sqrt, upper, top, n, wide):
+    """Every slot's and every group's bound for a block of width bound ``wide``."""
+    for g in range(top.shape[1]):
+        high = -math.inf
+        for s in range(g * GROUP, (g + 1) * GROUP):
+            u = mean[n, s] + wide * inv_sqrt[n, s]
+            upper[n, s] = u
+            high = max(high, u)
+        top[n, g] = high
+
+
+@njit(cache=True, inline="always")
+def _group_best(mean, inv_sqrt, n, g, width):
+    """First slot of group g with the largest index, and that index."""
+    best, value = g * GROUP, -math.inf
+    for s in range(g * GROUP, (g + 1) * GROUP):
+        index = mean[n, s] + width * inv_sqrt[n, s]
+        if index > value:
+            best, value = s, index
+    return best, value
+
+
+@njit(cache=True, inline="always")
+def choose_grouped(top, mean, inv_sqrt, n, width):
+    """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open.
+
+    The group of largest bound is evaluated first; then only a group whose bound exceeds the
+    value found (or reaches it, before the best slot) can hold the maximum."""
+    groups = top.shape[1]
+    high = -math.inf
+    for g in range(groups):
+        high = max(high, top[n, g])
+    first = 0
+    while top[n, first] != high:
+        first += 1
+    best, value = _group_best(mean, inv_sqrt, n, first, width)
+    for g in range(groups):
+        bound = top[n, g]
+        if bound >= value and g != first and (bound > value or g * GROUP < best):
+            s, index = _group_best(mean, inv_sqrt, n, g, width)
+            if index > value or (index == value and s < best):
+                best, value = s, index
+    return best
+
+
+@njit(cache=True, inline="always")
+def learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide):
+    """Agent n learns one sample of slot s (UCB.update, expression for expression); the slot's
+    bound follows, its group's bound is raised if need be. The caller counts the sample."""
+    c = count[n, s] + 1
+    count[n, s] = c
+    total[n, s] += reward
+    m = total[n, s] / c
+    r = 1.0 / math.sqrt(c)
+    mean[n, s] = m
+    inv_sqrt[n, s] = r
+    u = m + wide * r
+    upper[n, s] = u
+    g = s // GROUP
+    if u > top[n, g]:
+        top[n, g] = u
+
+
+@njit(cache=True, inline="always")
+def rebound_group(upper, top, n, s):
+    """The group of slot s gets its exact bound again (its largest slot was just played)."""
+    g = s // GROUP
+    high = -math.inf
+    for t in range(g * GROUP, (g + 1) * GROUP):
+        high = max(high, upper[n, t])
+    top[n, g] = high

@@ -1,5 +1,6 @@
 """The UCB baselines: no-communication and full-communication.
 
-agent.py: the online agents; spec.py: their AlgorithmSpecs. Their fast engine is the LCC family's
-kernel and driver in its UCB modes (``mamab.algorithms.lcc.variants``).
+agent.py: the online agents; spec.py: their AlgorithmSpecs; kernel.py and driver.py: their fast
+engine (UCB1 on all K arms with an exact lazy argmax, ``mamab.engine.ucb_kernels``' grouped
+bounds).
 """

@@ -1,8 +1,7 @@
-"""The UCB baselines' specs: no-communication and full-communication (the LCC kernel's UCB modes)."""
+"""The UCB baselines' specs: no-communication and full-communication (their own kernel)."""
 
 from __future__ import annotations
 
-from mamab.algorithms.lcc.variants import FULL_COMMUNICATION, NO_COMMUNICATION
 from mamab.algorithms.spec import (
     STATE_BYTES,
     AlgorithmSpec,
@@ -16,8 +15,8 @@ from mamab.algorithms.spec import (
 
 DEFAULT_ALPHA = 2.0  # the paper's Alg. 2
 
-DRIVER = "mamab.algorithms.lcc.driver:run"
-KERNELS = ("mamab.algorithms.lcc.kernel",)
+DRIVER = "mamab.algorithms.ucb.driver:run"
+KERNELS = ("mamab.algorithms.ucb.kernel",)
 
 
 def forge_nothing(payload: object, arm: int, sender: int) -> object:
@@ -56,7 +55,7 @@ SPECS = (
         forge=forge_nothing,
         parameters=(),
         uses_graph=False,
-        fast=FastEngine(DRIVER, KERNELS, {"mode": NO_COMMUNICATION}),
+        fast=FastEngine(DRIVER, KERNELS, {"talk": False}),
         wire=WireFormat(4),
         cost=Cost(silent_cost),
         colour="tab:red",
@@ -68,7 +67,7 @@ SPECS = (
         "every (arm, reward) to every neighbour each step",
         default_alpha=DEFAULT_ALPHA,
         parameters=(),
-        fast=FastEngine(DRIVER, KERNELS, {"mode": FULL_COMMUNICATION}),
+        fast=FastEngine(DRIVER, KERNELS, {"talk": True}),
         wire=WireFormat(5, (MessageKind(None, "sample"),)),
         cost=Cost(talking_cost),
         colour="tab:green",

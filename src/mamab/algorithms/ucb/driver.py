@@ -1,0 +1,39 @@
+"""The UCB baselines' driver: one run of no-communication or full-communication.
+
+The spec's settings say which: ``talk`` (send every sample to every neighbour each step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mamab.algorithms.ucb.kernel import Links, ucb_chunk
+from mamab.engine.recording import FastRun
+from mamab.engine.ucb_kernels import grouped_ucb
+from mamab.result import RunResult
+from mamab.schedule import REWARD_BITS, index_bits
+
+
+def run(run: FastRun) -> RunResult:
+    """One run of a UCB baseline on all K arms."""
+    config, instance, grid, trace = run.config, run.instance, run.grid, run.trace
+    talk = bool(run.settings["talk"])
+    if talk:
+        indptr, indices = instance.topology.csr()
+    else:
+        indptr, indices = np.zeros(config.agents + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    rec = run.record(late_capacity=indices.size)
+    links = Links(
+        talk,
+        np.asarray(indptr, dtype=np.int64),
+        np.asarray(indices, dtype=np.int64),
+        index_bits(config.arms) + REWARD_BITS,
+        rec.late,
+        rec.late_reward,
+        rec.late_n,
+    )
+    ucb = grouped_ucb(config.agents, config.arms, 1 + np.diff(indptr))
+    out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
+    for noise in run.noise():
+        ucb_chunk(noise, rewards, out, ucb, links, faults, run.params.alpha)
+    return rec.result(instance, trace)

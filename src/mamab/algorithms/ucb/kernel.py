@@ -1,0 +1,197 @@
+"""numba kernel of the UCB baselines: no-communication and full-communication.
+
+Mirrors ``mamab.algorithms.ucb.agent`` operation for operation: each agent runs UCB1 on all K
+arms (untried arms first in index order, then the first maximum of
+mean + sqrt(alpha·log t)·(1/sqrt n), t = 1 + samples seen), learns its own sample, and, with
+full communication, every neighbour's (arm, reward) of the step by increasing sender id, after
+the samples held since the last exchange (delay). The argmax is exact but lazy: grouped bounds
+(:mod:`mamab.engine.ucb_kernels`).
+
+Kernel API 1 (``mamab.engine.kernel_api``): the noise block, the run's arms (``Rewards``) and
+recording (``Out``), the agents' UCB state (:class:`~mamab.engine.ucb_kernels.GroupedUCB`),
+who talks to whom (:class:`Links`) and the faults (``Faults``). Agent n is dead during steps
+crash[n] .. back[n] - 1: it plays and sends nothing, a sample sent to it is lost; at back[n] it
+restarts with a fresh UCB.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mamab.engine.kernel_api import (
+    BITS,
+    BITS_RECV,
+    GRID,
+    RECV,
+    ROUNDS,
+    SENT,
+    STEP,
+    arrive,
+    reward_of,
+    route,
+)
+from mamab.engine.ucb_kernels import (
+    block_width,
+    choose_grouped,
+    learn_grouped,
+    open_block,
+    rebound_group,
+    restart_grouped,
+    ucb_width,
+)
+from mamab.faults import DELIVER, LOSE, fate
+from mamab.kernel_cache import njit
+
+#: no-communication runs a block in tiles of this many agents
+TILE = 8
+
+
+class Links(NamedTuple):
+    """Full communication's wiring: the graph (CSR, undirected, rows sorted), the bits of a
+    sample, and the samples held for the next exchange (``Recording``'s late buffer)."""
+
+    talk: bool  # False: no-communication (nothing below is used)
+    indptr: np.ndarray  # (agents + 1,)
+    indices: np.ndarray  # neighbours of each agent, increasing
+    bits: int  # bits of one (arm, reward) message
+    late: np.ndarray  # (capacity, 4) sender, receiver, bits, arm
+    late_reward: np.ndarray  # (capacity,)
+    late_n: np.ndarray  # [held messages]
+
+
+@njit(cache=True, inline="always")
+def _exchange(ucb, links, faults, counters, chosen, got, alive, step):
+    """Held samples arrive, then every alive agent's sample of the step reaches its neighbours.
+
+    Receivers are visited one by one, each hearing its neighbours by increasing id: the
+    reference's order for each receiver (receivers do not interact), with its rows in cache.
+    """
+    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
+    late, late_reward, late_n = links.late, links.late_reward, links.late_n
+    for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
+        if arrive(late, i, counters, alive):
+            v = late[i, 1]
+            learn_grouped(
+                count, total, mean, inv_sqrt, upper, top, v, late[i, 3], late_reward[i], wide[v]
+            )
+            samples[v] += 1
+    late_n[0] = 0
+    indptr, indices, bits = links.indptr, links.indices, links.bits
+    n_agents = alive.shape[0]
+    for sender in range(n_agents):
+        degree = indptr[sender + 1] - indptr[sender]
+        if degree > 0 and alive[sender]:
+            counters[SENT, sender] += degree
+            counters[BITS, sender] += degree * bits
+            counters[ROUNDS, sender] += 1
+    loss, delay, key = faults.loss, faults.delay, faults.key
+    plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
+    for v in range(n_agents):
+        heard = 0
+        w = wide[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            sender = indices[e]
+            if not alive[sender]:
+                continue
+            slot, reward = chosen[sender], got[sender]
+            f = DELIVER if plain else fate(loss, delay, key, step, 0, sender, v)
+            if f != DELIVER or not alive[v]:  # array helpers only off the plain path
+                route(
+                    counters,
+                    LOSE if f == DELIVER else f,
+                    sender,
+                    v,
+                    bits,
+                    slot,
+                    reward,
+                    late,
+                    late_reward,
+                    late_n,
+                )
+                continue
+            learn_grouped(count, total, mean, inv_sqrt, upper, top, v, slot, reward, w)
+            heard += 1
+        samples[v] += heard
+        counters[RECV, v] += heard
+        counters[BITS_RECV, v] += heard * bits
+
+
+@njit(cache=True)
+def _open(ucb, n, alpha, seen):
+    """Agent n opens a block of choices at ``seen`` samples (cold path)."""
+    end, wide = block_width(alpha, seen, ucb.pace[n])
+    ucb.block_end[n] = end
+    ucb.wide[n] = wide
+    open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
+
+
+@njit(cache=True, nogil=True)
+def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
+    """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
+
+    Without communication agents do not interact, so they run the block in tiles of TILE agents
+    (their arms stay in cache, their steps are independent for the processor to overlap), and
+    regret is recorded per tile at the grid points; with it, all agents run step by step.
+    """
+    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
+    block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
+    crash, back, gaps = faults.crash, faults.back, rewards.gaps
+    pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
+    first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
+    chosen = np.empty(n_agents, dtype=np.int64)
+    got = np.empty(n_agents)
+    alive = np.ones(n_agents, dtype=np.bool_)
+    widths = np.empty(rows)  # an agent alone, alive since the start, has seen step - 1 samples
+    for row in range(rows):
+        widths[row] = ucb_width(alpha, first + row)
+    tile = n_agents if links.talk else TILE
+    point = pos[GRID]
+    for lo in range(0, n_agents, tile):
+        hi = min(lo + tile, n_agents)
+        point = pos[GRID]
+        for row in range(rows):
+            step = first + row + 1
+            width, cached = 0.0, -1
+            for n in range(lo, hi):
+                if step == back[n]:
+                    restart_grouped(ucb, n)
+                alive[n] = step < crash[n] or step >= back[n]
+                if not alive[n]:
+                    continue
+                s = untried[n]
+                while s < k and count[n, s] > 0:
+                    s += 1
+                untried[n] = s
+                if s == k:
+                    seen = samples[n]
+                    if seen > block_end[n]:
+                        _open(ucb, n, alpha, seen)
+                    if seen != cached:  # agents of one degree have seen as many samples
+                        cached = seen
+                        if first <= seen < first + rows:
+                            width = widths[seen - first]
+                        else:
+                            width = ucb_width(alpha, seen)
+                    s = choose_grouped(top, mean, inv_sqrt, n, width)
+                reward = reward_of(rewards, noise[row, n], s)
+                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
+                rebound_group(upper, top, n, s)
+                samples[n] += 1
+                regret[n] += gaps[s]
+                if out.trace:
+                    out.trace_out[step - 1, n] = s
+                chosen[n] = s
+                got[n] = reward
+            if links.talk:
+                _exchange(ucb, links, faults, counters, chosen, got, alive, step)
+            if point < grid.size and step == grid[point]:
+                for n in range(lo, hi):
+                    out.recorded[n, point] = regret[n]
+                    out.recorded_bits[n, point] = counters[BITS, n]
+                point += 1
+    pos[STEP] = first + rows
+    pos[GRID] = point
