@@ -45,6 +45,26 @@ class Faults(NamedTuple):
     back: np.ndarray  # (agents,) the step from which a crashed agent is back, fresh
 
 
+class Held(NamedTuple):
+    """Messages a delay holds for the next exchange, as a kernel keeps them
+    (:func:`~mamab.engine.kernel_api.route`, :func:`~mamab.engine.kernel_api.arrive`)."""
+
+    late: np.ndarray  # (capacity, 4) sender, receiver, bits, arm
+    late_reward: np.ndarray  # (capacity,) the reward a held sample carries
+    late_n: np.ndarray  # [number of held messages]
+
+
+class Attack(NamedTuple):
+    """The run's liars and their attack, as a kernel reads them
+    (:func:`~mamab.engine.attack_kernel.forged_by`)."""
+
+    liar: np.ndarray  # (agents,) True for a malicious agent
+    attack: int  # mamab.attacks.TRUTHFUL, FIXED or RANDOM: how a liar picks its arm
+    attack_arm: int  # the arm of a FIXED attack
+    attack_pool: np.ndarray  # the arms a RANDOM attack draws from
+    attack_key: int
+
+
 class Out(NamedTuple):
     """What every chunk kernel updates, one run's :class:`Recording` as a numba-friendly tuple
     (:mod:`mamab.engine.kernel_api`)."""
@@ -174,6 +194,14 @@ class Recording:
     def faults(self) -> Faults:
         """The run's loss, delay and crashes, for the kernel."""
         return Faults(self.loss, self.delay, self.fault_key, self.crash, self.back)
+
+    def held(self) -> Held:
+        """The buffer of delayed messages, for the kernel (the same arrays, not copies)."""
+        return Held(self.late, self.late_reward, self.late_n)
+
+    def attacks(self) -> Attack:
+        """The run's liars and attack plan, for the kernel."""
+        return Attack(self.liar, self.attack, self.attack_arm, self.attack_pool, self.attack_key)
 
     def result(self, instance: Instance, trace: bool) -> RunResult:
         topology = instance.topology
