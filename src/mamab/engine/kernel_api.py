@@ -20,10 +20,13 @@ messages, call :func:`end_step`. Updated in place:
 - ``out.trace_out`` (horizon, agents): the arm each agent played, when ``out.trace``.
 
 The helpers here are written once for every kernel: the reward of a draw, a pull, the end of a
-step, and the counting and routing of a message under loss and delay (``mamab.faults``). The
-kernels of UCB-Network, DDUCB and coop-UCB2 take named tuples (``Faults``, from
-``Recording.faults()``, carries loss, delay and crashes); the LCC family's, DEMAB's and GosInE's
-kernels predate them and still pass the same arrays one by one.
+step, and the counting and routing of a message under loss and delay (``mamab.faults``). Every
+built-in kernel takes a few named tuples of arrays, none more than 10 arguments: the shared
+``Rewards``, ``Out``, ``Faults`` (``Recording.faults()``: loss, delay and crashes), ``Held``
+(``Recording.held()``: the messages a delay holds for the next exchange, for :func:`route` and
+:func:`arrive`) and ``Attack`` (``Recording.attacks()``: the liars and their attack, for
+:func:`mamab.engine.attack_kernel.forged_by`), and its own state and constants, grouped by
+meaning (``mamab/algorithms/<family>/kernel.py``).
 """
 
 from __future__ import annotations
