@@ -9,7 +9,7 @@ and returns :meth:`Recording.result`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -101,6 +101,19 @@ class FastRun:
         problem, c = self.instance.problem, self.config
         return Rewards(problem.means, problem.gaps, c.reward == "bernoulli", float(c.sigma))
 
+    def feed(self, kernel: Callable, *args: Any) -> None:
+        """Call ``kernel(noise, *args)`` for each noise block of the run (:meth:`noise`).
+
+        From the second block on, the call goes to the kernel's compiled entry point for these
+        argument types (:func:`entry_point`): numba's dispatcher types a named tuple field by
+        field at every call (about 70 µs for the LCC kernel's, against 16 µs for the entry point
+        and 8.5 µs for 55 plain arrays, measured under load), a cost a short block notices."""
+        call = kernel
+        for i, noise in enumerate(self.noise()):
+            call(noise, *args)
+            if i == 0:
+                call = entry_point(kernel, noise, *args)
+
     def noise(self) -> Iterator[np.ndarray]:
         """The run's noise, block by block ((steps, agents); progress reported per block)."""
         c = self.config
@@ -112,6 +125,18 @@ class FastRun:
             CHUNK,
             self.instance.progress,
         )
+
+
+def entry_point(kernel: Callable, *args: Any) -> Callable:
+    """``kernel``'s compiled entry point for the types of ``args``, when the dispatcher already
+    holds one (it compiled or loaded it for a call with these arguments); else ``kernel``."""
+    from numba import typeof  # only a driver that runs a kernel gets here: numba is loaded
+
+    overloads = getattr(kernel, "overloads", None)
+    if overloads is None:  # not a numba dispatcher (a plain function, a mock)
+        return kernel
+    found = overloads.get(tuple(typeof(a) for a in args))
+    return kernel if found is None else found.entry_point
 
 
 @dataclass

@@ -53,6 +53,5 @@ def run(run: FastRun) -> RunResult:
         state=state,
     )
     out, rewards, faults, held = rec.out(grid, trace), run.rewards(), rec.faults(), rec.held()
-    for noise in run.noise():
-        demab_chunk(noise, rewards, out, faults, held, arms, plan)
+    run.feed(demab_chunk, rewards, out, faults, held, arms, plan)
     return rec.result(instance, trace)

@@ -23,8 +23,8 @@ from mamab.engine.kernel_api import (
     drop_late,
     end_step,
     fate_to,
-    played,
-    reward_of,
+    pulled,
+    reward_from,
     route,
 )
 from mamab.faults import fate
@@ -204,6 +204,8 @@ def demab_chunk(noise, rewards, out, faults, held, arms, plan):
     pos, crash, back = out.pos, faults.crash, faults.back
     state, ends, share_best, stage_one = plan.state, plan.ends, plan.share_best, plan.stage_one
     alpha, log_horizon = plan.alpha, math.log(plan.horizon)
+    means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
+    regret, trace, trace_out = out.regret, out.trace, out.trace_out
     n_agents = active.shape[0]
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
@@ -221,8 +223,8 @@ def demab_chunk(noise, rewards, out, faults, held, arms, plan):
             if not alive[n]:
                 continue  # crashed: plays nothing
             arm = active[n, pointer[n]] if size[n] > 0 else state[2 + n]
-            reward = reward_of(rewards, noise[row, n], arm)
-            played(out, rewards, n, arm)
+            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
+            pulled(regret, gaps, trace, trace_out, t - 1, n, arm)
             if size[n] == 0:
                 continue
             slot = pointer[n]

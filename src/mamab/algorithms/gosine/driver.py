@@ -61,6 +61,5 @@ def run(run: FastRun) -> RunResult:
     )
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
     held, attack = rec.held(), rec.attacks()
-    for noise in run.noise():
-        gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan)
+    run.feed(gosine_chunk, rewards, out, faults, held, attack, sets, plan)
     return rec.result(instance, trace)

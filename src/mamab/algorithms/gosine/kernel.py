@@ -24,8 +24,8 @@ from mamab.engine.kernel_api import (
     drop_late,
     end_step,
     fate_to,
-    played,
-    reward_of,
+    pulled,
+    reward_from,
     route,
 )
 from mamab.kernel_cache import njit
@@ -200,6 +200,8 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
     pulls, active, size = sets.pulls, sets.active, sets.size
     pos, crash, back, alpha = out.pos, faults.crash, faults.back, plan.alpha
     indptr, state, ends = plan.indptr, plan.state, plan.ends
+    means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
+    regret, trace, trace_out = out.regret, out.trace, out.trace_out
     n_agents = active.shape[0]
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
@@ -232,14 +234,14 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
                     index = mean[n, a] + width * inv_sqrt[n, a]
                     if index > value:
                         arm, value = a, index
-            reward = reward_of(rewards, noise[row, n], arm)
+            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             c = count[n, arm] + 1
             count[n, arm] = c
             total[n, arm] += reward
             mean[n, arm] = total[n, arm] / c
             inv_sqrt[n, arm] = 1.0 / math.sqrt(c)
             pulls[n, arm] += 1
-            played(out, rewards, n, arm)
+            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
         if held.late_n[0] > 0:
             drop_late(held.late, held.late_n, out.counters, alive)
         if state[0] < ends.size and step == ends[state[0]]:

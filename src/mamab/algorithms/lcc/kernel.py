@@ -48,8 +48,8 @@ from mamab.engine.kernel_api import (
     count_sent,
     end_step,
     fate_to,
-    played,
-    reward_of,
+    pulled,
+    reward_from,
     route,
 )
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
@@ -398,6 +398,8 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     message_bits, phase_len = plan.message_bits, plan.phase_len
     pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
     late, late_reward, late_n = held.late, held.late_reward, held.late_n
+    means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
+    regret, trace, trace_out = out.regret, out.trace, out.trace_out
     n_agents = slot_arm.shape[0]
     arms = np.empty(n_agents, dtype=np.int64)
     got = np.empty(n_agents)
@@ -447,7 +449,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                     )
             # play and learn
             arm = slot_arm[n, slot]
-            reward = reward_of(rewards, noise[row, n], arm)
+            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             c = count[n, slot] + 1  # as in _learn, written out: this is the hottest loop
             count[n, slot] = c
             total[n, slot] += reward
@@ -456,7 +458,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
             if size[n] > SMALL_SET and not in_cand[n, slot]:
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
             samples[n] += 1
-            played(out, rewards, n, arm)
+            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
             arms[n] = arm
             got[n] = reward
         if mode == FULL_COMMUNICATION:
