@@ -21,11 +21,12 @@ from mamab.engine.kernel_api import (
     STEP,
     count_sent,
     drop_late,
-    end_step,
     fate_to,
     pulled,
+    record,
     reward_from,
     route,
+    step_ended,
 )
 from mamab.faults import fate
 from mamab.kernel_cache import njit
@@ -201,11 +202,11 @@ def demab_chunk(noise, rewards, out, faults, held, arms, plan):
         arms.total,
         arms.pointer,
     )
-    pos, crash, back = out.pos, faults.crash, faults.back
+    pos, crash, back, late_n = out.pos, faults.crash, faults.back, held.late_n
     state, ends, share_best, stage_one = plan.state, plan.ends, plan.share_best, plan.stage_one
     alpha, log_horizon = plan.alpha, math.log(plan.horizon)
     means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
-    regret, trace, trace_out = out.regret, out.trace, out.trace_out
+    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
     n_agents = active.shape[0]
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
@@ -236,12 +237,13 @@ def demab_chunk(noise, rewards, out, faults, held, arms, plan):
                 if t <= stage_one:  # stage 1: eliminate locally after every full cycle
                     _, top = _best_lcb(n, active, size, count, total, alpha, log_horizon)
                     _eliminate(n, top, active, size, count, total, alpha, log_horizon)
-        if held.late_n[0] > 0:
-            drop_late(held.late, held.late_n, out.counters, alive)
+        if late_n[0] > 0:
+            drop_late(held.late, late_n, out.counters, alive)
         if state[1] < ends.size and t == ends[state[1]]:
             _server_rounds(arms, plan, out.counters, faults, held, alive, t)
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0
             pointer[:] = 0
-        end_step(out)
+        if step_ended(pos, grid):
+            record(out)

@@ -22,11 +22,12 @@ from mamab.engine.kernel_api import (
     STEP,
     count_sent,
     drop_late,
-    end_step,
     fate_to,
     pulled,
+    record,
     reward_from,
     route,
+    step_ended,
 )
 from mamab.kernel_cache import njit
 
@@ -199,9 +200,9 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
     count, total, mean, inv_sqrt = sets.count, sets.total, sets.mean, sets.inv_sqrt
     pulls, active, size = sets.pulls, sets.active, sets.size
     pos, crash, back, alpha = out.pos, faults.crash, faults.back, plan.alpha
-    indptr, state, ends = plan.indptr, plan.state, plan.ends
+    indptr, state, ends, late_n = plan.indptr, plan.state, plan.ends, held.late_n
     means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
-    regret, trace, trace_out = out.regret, out.trace, out.trace_out
+    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
     n_agents = active.shape[0]
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
@@ -242,10 +243,11 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
             inv_sqrt[n, arm] = 1.0 / math.sqrt(c)
             pulls[n, arm] += 1
             pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
-        if held.late_n[0] > 0:
-            drop_late(held.late, held.late_n, out.counters, alive)
+        if late_n[0] > 0:
+            drop_late(held.late, late_n, out.counters, alive)
         if state[0] < ends.size and step == ends[state[0]]:
             _gossip(state[0], step, sets, plan, out.counters, faults, held, attack, alive)
             state[0] += 1
             pulls[:, :] = 0
-        end_step(out)
+        if step_ended(pos, grid):
+            record(out)

@@ -46,11 +46,12 @@ from mamab.engine.kernel_api import (
     STEP,
     arrive,
     count_sent,
-    end_step,
     fate_to,
     pulled,
+    record,
     reward_from,
     route,
+    step_ended,
 )
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
@@ -399,7 +400,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
     late, late_reward, late_n = held.late, held.late_reward, held.late_n
     means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
-    regret, trace, trace_out = out.regret, out.trace, out.trace_out
+    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
     n_agents = slot_arm.shape[0]
     arms = np.empty(n_agents, dtype=np.int64)
     got = np.empty(n_agents)
@@ -509,4 +510,5 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                 _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
             if ended:
                 _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
-        end_step(out)
+        if step_ended(pos, grid):
+            record(out)
