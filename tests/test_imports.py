@@ -128,6 +128,7 @@ LAYERS = (
         "mamab.stats",
         "mamab.tomlfile",
         "mamab.processes",
+        "mamab.bits",
         "mamab.schedule",
         "mamab.theory",
         "mamab.diameter",
@@ -196,3 +197,14 @@ def test_imports_point_down_the_layers():
         if layer_of(target) > layer_of(module) and target != "mamab"
     )
     assert not upward, "imports pointing up:\n" + "\n".join(upward)
+
+
+def test_wire_imports_no_algorithm_family():
+    """The wire format's bit sizes live in ``mamab.bits``, not in an algorithm's agent module
+    (issue 19): wire.py reaches the algorithms only through the registry."""
+    families = sorted(
+        target
+        for target in import_graph()["mamab.wire"]
+        if target.startswith("mamab.algorithms.") and target.count(".") >= 3
+    )
+    assert families == []

@@ -12,6 +12,10 @@ from bisect import bisect_left
 
 import numpy as np
 
+from mamab.bits import REWARD_BITS as REWARD_BITS  # message sizes, re-exported (mamab.bits)
+from mamab.bits import agent_bits as agent_bits
+from mamab.bits import index_bits as index_bits
+
 
 def block_size(n_arms: int, n_agents: int) -> int:
     """ceil(K/N): arms in each agent's initial block."""
@@ -54,19 +58,6 @@ def phase_lengths(horizon: int, base: int, sub_epochs: int = 1) -> np.ndarray:
 def n_epochs(horizon: int, base: int, sub_epochs: int = 1) -> int:
     """J: the number of (possibly cut) epochs the horizon spans."""
     return math.ceil(len(phase_lengths(horizon, base, sub_epochs)) / sub_epochs)
-
-
-def index_bits(n_arms: int) -> int:
-    """Bits of one arm index: ceil(log2 K), at least 1."""
-    return max(1, (n_arms - 1).bit_length())
-
-
-def agent_bits(n_agents: int) -> int:
-    """Bits of one agent id: ceil(log2 N), at least 1."""
-    return max(1, (n_agents - 1).bit_length())
-
-
-REWARD_BITS = 64
 
 
 def is_listed(steps: tuple[int, ...], step: int) -> bool:

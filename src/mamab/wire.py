@@ -24,11 +24,9 @@ from typing import Any
 import numpy as np
 
 from mamab.algorithms.base import Message
-from mamab.algorithms.demab.agent import count_bits
-from mamab.algorithms.gosine.agent import REQUEST_BITS
 from mamab.algorithms.registry import builtin_names, check_algorithm, lookup, require_wire
+from mamab.bits import REWARD_BITS, SIGNAL_BITS, agent_bits, count_bits, index_bits
 from mamab.errors import ConfigError, InvalidMessage
-from mamab.schedule import REWARD_BITS, agent_bits, index_bits
 from mamab.suggest import unknown
 
 __all__ = [
@@ -295,13 +293,13 @@ class _SignalLayout(_Layout):
         return 0
 
     def bits(self, items, spec):
-        return REQUEST_BITS
+        return SIGNAL_BITS
 
     def pack(self, fields, items, spec):
-        return _pack_int(1, REQUEST_BITS)
+        return _pack_int(1, SIGNAL_BITS)
 
     def unpack(self, chunk, items, spec):
-        if _unpack_int(chunk, REQUEST_BITS) != 1:
+        if _unpack_int(chunk, SIGNAL_BITS) != 1:
             raise InvalidMessage("a signal must carry the bit 1")
         return ()
 

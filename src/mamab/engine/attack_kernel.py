@@ -18,3 +18,21 @@ def forged(code, fixed, pool, key, step, sender, receiver, truth):
         return fixed
     u = uniform_nb(np.uint64(key) ^ np.uint64(ATTACK_SALT), step, 0, sender, receiver)
     return pool[min(int(u * pool.size), pool.size - 1)]
+
+
+@njit(cache=True, inline="always")
+def forged_by(attack, step, sender, receiver, truth):
+    """The arm ``sender`` sends ``receiver`` for ``truth`` under the run's ``attack``
+    (:class:`~mamab.engine.recording.Attack`): ``truth`` unless the sender lies."""
+    if not attack.liar[sender]:
+        return truth
+    return forged(
+        attack.attack,
+        attack.attack_arm,
+        attack.attack_pool,
+        attack.attack_key,
+        step,
+        sender,
+        receiver,
+        truth,
+    )

@@ -20,10 +20,21 @@ messages, call :func:`end_step`. Updated in place:
 - ``out.trace_out`` (horizon, agents): the arm each agent played, when ``out.trace``.
 
 The helpers here are written once for every kernel: the reward of a draw, a pull, the end of a
-step, and the counting and routing of a message under loss and delay (``mamab.faults``). The
-kernels of UCB-Network, DDUCB and coop-UCB2 take named tuples (``Faults``, from
-``Recording.faults()``, carries loss, delay and crashes); the LCC family's, DEMAB's and GosInE's
-kernels predate them and still pass the same arrays one by one.
+step, and the counting and routing of a message under loss and delay (``mamab.faults``). Every
+built-in kernel takes a few named tuples of arrays, none more than 10 arguments: the shared
+``Rewards``, ``Out``, ``Faults`` (``Recording.faults()``: loss, delay and crashes), ``Held``
+(``Recording.held()``: the messages a delay holds for the next exchange, for :func:`route` and
+:func:`arrive`) and ``Attack`` (``Recording.attacks()``: the liars and their attack, for
+:func:`mamab.engine.attack_kernel.forged_by`), and its own state and constants, grouped by
+meaning (``mamab/algorithms/<family>/kernel.py``).
+
+Speed: a hot loop that reads a named tuple's field at every agent-step pays for it (about 12%
+for the LCC kernel and 40% for DEMAB's, measured under load), so the fastest kernels bind the fields they read to
+locals once per block and call :func:`reward_from` and :func:`pulled`, the same arithmetic as
+:func:`reward_of` and :func:`played` on those locals, and :func:`step_ended` (then
+:func:`record`) for :func:`end_step`. A driver feeds its blocks with
+:meth:`mamab.engine.recording.FastRun.feed`, which calls the kernel's compiled entry point
+after the first block (numba's dispatcher types a named tuple's every field at every call).
 """
 
 from __future__ import annotations
@@ -43,28 +54,54 @@ STEP, PHASE, IN_PHASE, GRID = 0, 1, 2, 3
 @njit(cache=True, inline="always")
 def reward_of(rewards, draw, arm):
     """The reward of ``arm`` for this agent-step's ``draw`` (its entry of the noise block)."""
-    if rewards.bernoulli:
-        return np.float64(draw < rewards.means[arm])
-    return rewards.means[arm] + rewards.sigma * draw
+    return reward_from(rewards.means, rewards.bernoulli, rewards.sigma, draw, arm)
+
+
+@njit(cache=True, inline="always")
+def reward_from(means, bernoulli, sigma, draw, arm):
+    """:func:`reward_of` on the fields of ``Rewards``, bound to locals by a hot loop."""
+    if bernoulli:
+        return np.float64(draw < means[arm])
+    return means[arm] + sigma * draw
 
 
 @njit(cache=True, inline="always")
 def played(out, rewards, agent, arm):
     """``agent`` pulled ``arm`` this step: its regret grows by the arm's gap; traced if asked."""
-    out.regret[agent] += rewards.gaps[arm]
-    if out.trace:
-        out.trace_out[out.pos[STEP], agent] = arm
+    pulled(out.regret, rewards.gaps, out.trace, out.trace_out, out.pos[STEP], agent, arm)
+
+
+@njit(cache=True, inline="always")
+def pulled(regret, gaps, trace, trace_out, step, agent, arm):
+    """:func:`played` on the fields of ``Out`` and ``Rewards``, bound to locals by a hot loop
+    (``step``: ``out.pos[STEP]``, the steps played before this one)."""
+    regret[agent] += gaps[arm]
+    if trace:
+        trace_out[step, agent] = arm
 
 
 @njit(cache=True, inline="always")
 def end_step(out):
     """A step is over: count it, and record regret and bits sent at a grid point."""
-    pos = out.pos
+    if step_ended(out.pos, out.grid):
+        record(out)
+
+
+@njit(cache=True, inline="always")
+def step_ended(pos, grid):
+    """:func:`end_step` on ``out.pos`` and ``out.grid`` bound to locals: count the step; True
+    when it reaches the next grid point, where the caller calls :func:`record`."""
     pos[STEP] += 1
-    if pos[GRID] < out.grid.size and pos[STEP] == out.grid[pos[GRID]]:
-        out.recorded[:, pos[GRID]] = out.regret
-        out.recorded_bits[:, pos[GRID]] = out.counters[BITS]
-        pos[GRID] += 1
+    return pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]
+
+
+@njit(cache=True)
+def record(out):
+    """Record regret and bits sent at the grid point the step reached (a cold path: not inlined)."""
+    g = out.pos[GRID]
+    out.recorded[:, g] = out.regret
+    out.recorded_bits[:, g] = out.counters[BITS]
+    out.pos[GRID] = g + 1
 
 
 @njit(cache=True, inline="always")

@@ -40,6 +40,7 @@ from mamab.algorithms.demab.schedule import (
     unbalanced,
 )
 from mamab.algorithms.params import AlgorithmParams
+from mamab.bits import count_bits
 from mamab.errors import InvalidMessage, InvalidObservation
 from mamab.schedule import REWARD_BITS, index_bits, is_listed
 from mamab.topology import Topology
@@ -48,11 +49,6 @@ from mamab.topology import Topology
 EXCHANGE_ROUNDS = 6
 AGENT_KINDS = {"best": 3, "send": 1, "assign": 2}  # what the server sends: (tag, ...) lengths
 SERVER_KINDS = {"report": 3, "count": 2, "arms": 2}  # what the agents send
-
-
-def count_bits(n_arms: int) -> int:
-    """Bits of a number of arms in 0..K."""
-    return max(1, n_arms.bit_length())
 
 
 class DemabAgent(Agent):

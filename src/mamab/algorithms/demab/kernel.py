@@ -2,17 +2,59 @@
 
 Mirrors ``mamab.algorithms.demab.agent`` operation for operation (same floating-point expressions, same
 tie rules, same message accounting); the equality test holds it to that.
+
+The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
+the run's arms (``Rewards``), recording (``Out``), faults (``Faults``) and held messages
+(``Held``), and DEMAB's own tuples: every agent's arm set and samples (:class:`Arms`) and the
+run's schedule and server state (:class:`Schedule`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from mamab.engine.kernel_api import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
+from mamab.engine.kernel_api import (
+    ROUNDS,
+    STEP,
+    count_sent,
+    drop_late,
+    fate_to,
+    pulled,
+    record,
+    reward_from,
+    route,
+    step_ended,
+)
 from mamab.faults import fate
 from mamab.kernel_cache import njit
+
+
+class Arms(NamedTuple):
+    """Every agent's arm set (agents, slots; slots sorted by arm) and its samples of the phase."""
+
+    active: np.ndarray  # (agents, width) the arms not yet eliminated
+    size: np.ndarray  # (agents,) arms in ``active``
+    count: np.ndarray  # (agents, width) samples of each slot's arm this phase
+    total: np.ndarray  # ... their sum
+    pointer: np.ndarray  # (agents,) the next slot of the round robin
+    initial: np.ndarray  # (agents, width) what a recovering agent gets back
+    initial_size: np.ndarray  # (agents,)
+
+
+class Schedule(NamedTuple):
+    """The run's constants (phases, radius, message sizes) and the server's state."""
+
+    horizon: int  # T, in the radius sqrt(alpha·log T / n)
+    alpha: float  # the radius's alpha (``demab_radius``)
+    ends: np.ndarray  # the steps at which phases end (server rounds)
+    stage_one: int  # stage 1's last step: local elimination after every cycle
+    index_bits: int
+    count_bits: int
+    share_best: bool  # an agent with no arm left plays the announced arm, else its own best
+    state: np.ndarray  # [last announced arm, next end index, then each agent's arm with none left]
 
 
 @njit(cache=True)
@@ -48,43 +90,36 @@ def _best_lcb(n, active, size, count, total, alpha, log_horizon):
 
 
 @njit(cache=True)
-def _agent_sends(counters, n, server, bits, f, late, late_reward, late_n):
+def _agent_sends(counters, n, server, bits, f, held):
     """Count one message of fate ``f`` from agent n to the server; True when it arrives now."""
-    counters[SENT, n] += 1
-    counters[BITS, n] += bits
+    count_sent(counters, n, bits)
     counters[ROUNDS, n] += 1
-    return route(counters, f, n, server, bits, -1, 0.0, late, late_reward, late_n)
+    return route(counters, f, n, server, bits, -1, 0.0, held.late, held.late_reward, held.late_n)
 
 
 @njit(cache=True)
-def _server_rounds(
-    active,
-    size,
-    count,
-    total,
-    alpha,
-    log_horizon,
-    index_bits,
-    count_bits,
-    pair_bits,
-    counters,
-    state,
-    loss,
-    delay,
-    fault_key,
-    step,
-    alive,
-    late,
-    late_reward,
-    late_n,
-    share_best,
-):
+def _server_says(counters, f, server, n, bits, held):
+    """Settle a message of fate ``f`` from the server to agent n; True when it arrives now."""
+    return route(counters, f, server, n, bits, -1, 0.0, held.late, held.late_reward, held.late_n)
+
+
+@njit(cache=True)
+def _server_rounds(arms, plan, counters, faults, held, alive, step):
     """Reports, announcement, elimination, counts and (if unbalanced) re-division.
 
     Round r of this exchange sends message (step, r, sender, receiver); the server is node N.
     Under message loss every step acts only on what arrived, as the reference server does; a
     delayed message has missed its round: it is held, to arrive and be dropped next exchange.
     """
+    active, size, count, total = arms.active, arms.size, arms.count, arms.total
+    alpha, log_horizon, state, share_best = (
+        plan.alpha,
+        math.log(plan.horizon),
+        plan.state,
+        plan.share_best,
+    )
+    index_bits, pair_bits = plan.index_bits, plan.index_bits + 64
+    loss, delay, fault_key = faults.loss, faults.delay, faults.key
     n_agents = active.shape[0]
     server = n_agents
     best_arm, best_bound = -1, -math.inf
@@ -98,7 +133,7 @@ def _server_rounds(
         if not share_best:
             state[2 + n] = arm  # its own best arm, which it plays once it has no arm left
         f = fate(loss, delay, fault_key, step, 0, n, server)
-        if not _agent_sends(counters, n, server, pair_bits, f, late, late_reward, late_n):
+        if not _agent_sends(counters, n, server, pair_bits, f, held):
             continue
         if lcb > best_bound or (lcb == best_bound and arm < best_arm):
             best_arm, best_bound = arm, lcb
@@ -109,13 +144,13 @@ def _server_rounds(
     smallest, largest = active.shape[1] + 1, -1
     for n in range(n_agents):  # round 1: announcement; round 2: counts
         f = fate_to(alive, loss, delay, fault_key, step, 1, server, n)
-        if not route(counters, f, server, n, pair_bits, -1, 0.0, late, late_reward, late_n):
+        if not _server_says(counters, f, server, n, pair_bits, held):
             continue
         if share_best:
             state[2 + n] = best_arm
         _eliminate(n, best_bound, active, size, count, total, alpha, log_horizon)
         f = fate(loss, delay, fault_key, step, 2, n, server)
-        if not _agent_sends(counters, n, server, count_bits, f, late, late_reward, late_n):
+        if not _agent_sends(counters, n, server, plan.count_bits, f, held):
             continue
         counted += 1
         smallest = min(smallest, size[n])
@@ -129,13 +164,11 @@ def _server_rounds(
         if size[n] == 0:
             continue
         f = fate_to(alive, loss, delay, fault_key, step, 3, server, n)
-        if not route(counters, f, server, n, 1, -1, 0.0, late, late_reward, late_n):
+        if not _server_says(counters, f, server, n, 1, held):
             complete = False
             continue
         f = fate(loss, delay, fault_key, step, 4, n, server)
-        if not _agent_sends(
-            counters, n, server, max(1, size[n] * index_bits), f, late, late_reward, late_n
-        ):
+        if not _agent_sends(counters, n, server, max(1, size[n] * index_bits), f, held):
             complete = False
             continue
         for s in range(size[n]):
@@ -152,93 +185,47 @@ def _server_rounds(
         fresh_size[n] += 1
     for n in range(n_agents):
         f = fate_to(alive, loss, delay, fault_key, step, 5, server, n)
-        if not route(
-            counters,
-            f,
-            server,
-            n,
-            max(1, fresh_size[n] * index_bits),
-            -1,
-            0.0,
-            late,
-            late_reward,
-            late_n,
-        ):
+        if not _server_says(counters, f, server, n, max(1, fresh_size[n] * index_bits), held):
             continue  # this agent keeps its old set
         active[n, :] = fresh[n, :]
         size[n] = fresh_size[n]
 
 
 @njit(cache=True, nogil=True)
-def demab_chunk(
-    noise,
-    pos,
-    grid,
-    recorded,
-    recorded_bits,
-    regret,
-    counters,
-    active,
-    size,
-    count,
-    total,
-    pointer,
-    state,
-    ends,
-    stage_one,
-    horizon,
-    means,
-    gaps,
-    bernoulli,
-    sigma,
-    alpha,
-    index_bits,
-    count_bits,
-    trace,
-    trace_out,
-    loss,
-    delay,
-    fault_key,
-    crash,
-    back,
-    initial,
-    initial_size,
-    late,
-    late_reward,
-    late_n,
-    share_best,
-):
-    """Simulate ``noise.shape[0]`` steps of DEMAB.
-
-    ``state`` = [last announced arm, next end index, then the arm each agent plays with no arm
-    left: its last heard announcement (``share_best``) or its own last report].
-    """
+def demab_chunk(noise, rewards, out, faults, held, arms, plan):
+    """Simulate ``noise.shape[0]`` steps of DEMAB (``plan.state``: see :class:`Schedule`)."""
+    # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
+    active, size, count, total, pointer = (
+        arms.active,
+        arms.size,
+        arms.count,
+        arms.total,
+        arms.pointer,
+    )
+    pos, crash, back, late_n = out.pos, faults.crash, faults.back, held.late_n
+    state, ends, share_best, stage_one = plan.state, plan.ends, plan.share_best, plan.stage_one
+    alpha, log_horizon = plan.alpha, math.log(plan.horizon)
+    means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
+    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
     n_agents = active.shape[0]
-    log_horizon = math.log(horizon)
-    pair_bits = index_bits + 64
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
         t = pos[STEP] + 1
         for n in range(n_agents):
             alive[n] = t < crash[n] or t >= back[n]
             if t == back[n]:  # back from a crash: its initial arms, fresh samples, no announcement
-                size[n] = initial_size[n]
-                active[n, :] = initial[n, :]
+                size[n] = arms.initial_size[n]
+                active[n, :] = arms.initial[n, :]
                 count[n, :] = 0
                 total[n, :] = 0.0
                 pointer[n] = 0
-                state[2 + n] = -1 if share_best else initial[n, 0]
+                state[2 + n] = -1 if share_best else arms.initial[n, 0]
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
             arm = active[n, pointer[n]] if size[n] > 0 else state[2 + n]
-            if bernoulli:
-                reward = np.float64(noise[row, n] < means[arm])
-            else:
-                reward = means[arm] + sigma * noise[row, n]
-            regret[n] += gaps[arm]
-            if trace:
-                trace_out[pos[STEP], n] = arm
+            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
+            pulled(regret, gaps, trace, trace_out, t - 1, n, arm)
             if size[n] == 0:
                 continue
             slot = pointer[n]
@@ -251,36 +238,12 @@ def demab_chunk(
                     _, top = _best_lcb(n, active, size, count, total, alpha, log_horizon)
                     _eliminate(n, top, active, size, count, total, alpha, log_horizon)
         if late_n[0] > 0:
-            drop_late(late, late_n, counters, alive)
+            drop_late(held.late, late_n, out.counters, alive)
         if state[1] < ends.size and t == ends[state[1]]:
-            _server_rounds(
-                active,
-                size,
-                count,
-                total,
-                alpha,
-                log_horizon,
-                index_bits,
-                count_bits,
-                pair_bits,
-                counters,
-                state,
-                loss,
-                delay,
-                fault_key,
-                t,
-                alive,
-                late,
-                late_reward,
-                late_n,
-                share_best,
-            )
+            _server_rounds(arms, plan, out.counters, faults, held, alive, t)
             state[1] += 1
             count[:, :] = 0  # the next phase starts with fresh samples
             total[:, :] = 0.0
             pointer[:] = 0
-        pos[STEP] += 1
-        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
-            recorded[:, pos[GRID]] = regret
-            recorded_bits[:, pos[GRID]] = counters[BITS]
-            pos[GRID] += 1
+        if step_ended(pos, grid):
+            record(out)

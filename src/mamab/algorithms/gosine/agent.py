@@ -22,11 +22,12 @@ from mamab.algorithms.gosine.schedule import (
 )
 from mamab.algorithms.params import AlgorithmParams
 from mamab.algorithms.ucb_index import UCB
+from mamab.bits import SIGNAL_BITS
 from mamab.errors import InvalidMessage
 from mamab.schedule import index_bits, is_listed
 from mamab.topology import Topology
 
-REQUEST_BITS = 1
+REQUEST_BITS = SIGNAL_BITS  # a pull request is a one-bit signal
 KINDS = {"pull": 1, "arm": 2}  # the payloads: ("pull",), a request; ("arm", a), a reply
 
 

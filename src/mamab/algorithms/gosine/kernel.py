@@ -2,17 +2,68 @@
 t = ceil(j^3), and blocking of bad recommenders (gosine-robust).
 
 Mirrors ``mamab.algorithms.gosine.agent`` operation for operation; the equality test holds it to that.
+
+The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
+the run's arms (``Rewards``), recording (``Out``), faults (``Faults``), held messages (``Held``)
+and liars (``Attack``), and the algorithm's own tuples: every agent's statistics and arm sets
+(:class:`Sets`) and the run's gossip schedule, graph and blocks (:class:`Gossip`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from mamab.engine.attack_kernel import forged
-from mamab.engine.kernel_api import BITS, GRID, ROUNDS, SENT, STEP, drop_late, fate_to, route
+from mamab.engine.attack_kernel import forged_by
+from mamab.engine.kernel_api import (
+    ROUNDS,
+    STEP,
+    count_sent,
+    drop_late,
+    fate_to,
+    pulled,
+    record,
+    reward_from,
+    route,
+    step_ended,
+)
 from mamab.kernel_cache import njit
+
+
+class Sets(NamedTuple):
+    """Every agent's UCB statistics (agents, arms) and its sticky and non-sticky arm sets."""
+
+    count: np.ndarray  # (agents, arms) samples of each arm
+    total: np.ndarray  # ... their sum
+    mean: np.ndarray
+    inv_sqrt: np.ndarray  # 1 / sqrt(count)
+    pulls: np.ndarray  # (agents, arms) pulls of the running phase
+    active: np.ndarray  # (agents, width) sorted(sticky ∪ non-sticky)
+    size: np.ndarray  # (agents,) arms in ``active``
+    sticky: np.ndarray  # (agents, sticky arms)
+    non_sticky: np.ndarray  # (agents, 2)
+    n_non_sticky: np.ndarray  # (agents,)
+    initial_non_sticky: np.ndarray  # (agents, 2) what a recovering agent gets back
+
+
+class Gossip(NamedTuple):
+    """The run's gossip: its phases and partner draws, the graph, the index, gosine-robust's
+    blocks, and the state that runs from phase to phase."""
+
+    alpha: float
+    index_bits: int  # a reply's size
+    ends: np.ndarray  # the step at which each phase ends (a gossip)
+    draws: np.ndarray  # (phases, agents) uniforms choosing each agent's partner
+    indptr: np.ndarray  # the graph, CSR
+    indices: np.ndarray
+    robust: bool  # gosine-robust: block bad recommenders
+    block_ends: np.ndarray  # (phases,) the phase a block made in each phase lasts until
+    state: np.ndarray  # [next phase index]
+    blocked_until: np.ndarray  # (CSR edges,) the phase each neighbour's block ends
+    rec_edge: np.ndarray  # (agents,) the last recommendation to judge: its edge (-1: none)
+    rec_arm: np.ndarray  # (agents,) ... and its arm
 
 
 @njit(cache=True)
@@ -83,64 +134,41 @@ def _insert(n, arm, active, size, played, non_sticky, n_non_sticky):
 
 
 @njit(cache=True)
-def _gossip(
-    phase,
-    draws,
-    indptr,
-    indices,
-    active,
-    size,
-    played,
-    sticky,
-    non_sticky,
-    n_non_sticky,
-    index_bits,
-    counters,
-    asked,
-    requests,
-    reply,
-    loss,
-    delay,
-    fault_key,
-    step,
-    alive,
-    late,
-    late_reward,
-    late_n,
-    liar,
-    attack,
-    attack_arm,
-    attack_pool,
-    attack_key,
-    robust,
-    block_ends,
-    blocked_until,
-    rec_edge,
-    rec_arm,
-):
+def _gossip(phase, step, sets, plan, counters, faults, held, attack, alive):
     """Round 0: each agent asks a neighbour; round 1: replies (a liar's forged); then insert.
 
     gosine-robust first judges the last recommendation and asks only unblocked neighbours
     (``asked`` then holds the CSR edge). A delayed request gets no reply and a delayed reply
     inserts nothing: held, they arrive at the next exchange and are dropped there, as the
     reference agents do."""
+    active, size, pulls, indices = sets.active, sets.size, sets.pulls, plan.indices
+    late, late_reward, late_n = held.late, held.late_reward, held.late_n
     n_agents = active.shape[0]
-    requests[:] = 0
+    asked = np.full(n_agents, -1, dtype=np.int64)
+    requests = np.zeros(n_agents, dtype=np.int64)
+    reply = np.zeros(n_agents, dtype=np.int64)
     for p in range(n_agents):  # the phase's most-played arm, lowest index on ties
-        reply[p] = _most_played(p, active, size, played)
+        reply[p] = _most_played(p, active, size, pulls)
     for n in range(n_agents):
-        asked[n] = -1
         if not alive[n]:
             continue
-        _judge(n, phase, reply, robust, block_ends, blocked_until, rec_edge, rec_arm)
-        e = _partner_edge(n, phase, draws, indptr, blocked_until)
+        _judge(
+            n,
+            phase,
+            reply,
+            plan.robust,
+            plan.block_ends,
+            plan.blocked_until,
+            plan.rec_edge,
+            plan.rec_arm,
+        )
+        e = _partner_edge(n, phase, plan.draws, plan.indptr, plan.blocked_until)
         if e < 0:
             continue
         p = indices[e]
-        counters[SENT, n] += 1
-        counters[BITS, n] += 1
+        count_sent(counters, n, 1)
         counters[ROUNDS, n] += 1
-        f = fate_to(alive, loss, delay, fault_key, step, 0, n, p)
+        f = fate_to(alive, faults.loss, faults.delay, faults.key, step, 0, n, p)
         if not route(counters, f, n, p, 1, -1, 0.0, late, late_reward, late_n):
             continue
         asked[n] = e
@@ -153,81 +181,29 @@ def _gossip(
         if e < 0:
             continue
         p = indices[e]
-        counters[SENT, p] += 1
-        counters[BITS, p] += index_bits
-        f = fate_to(alive, loss, delay, fault_key, step, 1, p, n)
-        if not route(counters, f, p, n, index_bits, -1, 0.0, late, late_reward, late_n):
+        count_sent(counters, p, plan.index_bits)
+        f = fate_to(alive, faults.loss, faults.delay, faults.key, step, 1, p, n)
+        if not route(counters, f, p, n, plan.index_bits, -1, 0.0, late, late_reward, late_n):
             continue
-        arm = reply[p]
-        if liar[p]:
-            arm = forged(attack, attack_arm, attack_pool, attack_key, step, p, n, arm)
-        rec_edge[n] = e
-        rec_arm[n] = arm
-        _insert(n, arm, active, size, played, non_sticky, n_non_sticky)
+        arm = forged_by(attack, step, p, n, reply[p])
+        plan.rec_edge[n] = e
+        plan.rec_arm[n] = arm
+        _insert(n, arm, active, size, pulls, sets.non_sticky, sets.n_non_sticky)
     for n in range(n_agents):
-        _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size)
+        _sorted_set(n, sets.sticky, sets.non_sticky, sets.n_non_sticky, active, size)
 
 
 @njit(cache=True, nogil=True)
-def gosine_chunk(
-    noise,
-    pos,
-    grid,
-    recorded,
-    recorded_bits,
-    regret,
-    counters,
-    count,
-    total,
-    mean,
-    inv_sqrt,
-    played,
-    active,
-    size,
-    sticky,
-    non_sticky,
-    n_non_sticky,
-    state,
-    ends,
-    draws,
-    indptr,
-    indices,
-    means,
-    gaps,
-    bernoulli,
-    sigma,
-    alpha,
-    index_bits,
-    trace,
-    trace_out,
-    loss,
-    delay,
-    fault_key,
-    crash,
-    back,
-    initial_non_sticky,
-    late,
-    late_reward,
-    late_n,
-    liar,
-    attack,
-    attack_arm,
-    attack_pool,
-    attack_key,
-    robust,
-    block_ends,
-    blocked_until,
-    rec_edge,
-    rec_arm,
-):
-    """Simulate ``noise.shape[0]`` steps of GosInE (gosine-robust when ``robust``).
-
-    ``state`` = [next phase index]; ``blocked_until`` (CSR edges) the phase each neighbour's block
-    ends; ``rec_edge``/``rec_arm`` (agents) the last recommendation to judge (edge -1: none)."""
+def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
+    """Simulate ``noise.shape[0]`` steps of GosInE (gosine-robust when ``plan.robust``)."""
+    # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
+    count, total, mean, inv_sqrt = sets.count, sets.total, sets.mean, sets.inv_sqrt
+    pulls, active, size = sets.pulls, sets.active, sets.size
+    pos, crash, back, alpha = out.pos, faults.crash, faults.back, plan.alpha
+    indptr, state, ends, late_n = plan.indptr, plan.state, plan.ends, held.late_n
+    means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
+    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
     n_agents = active.shape[0]
-    asked = np.zeros(n_agents, dtype=np.int64)
-    requests = np.zeros(n_agents, dtype=np.int64)
-    reply = np.zeros(n_agents, dtype=np.int64)
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
         width = math.sqrt(alpha * math.log(pos[STEP] + 1))  # the global t: never reset
@@ -239,11 +215,11 @@ def gosine_chunk(
                 total[n, :] = 0.0
                 mean[n, :] = 0.0
                 inv_sqrt[n, :] = 0.0
-                played[n, :] = 0
-                non_sticky[n, :] = initial_non_sticky[n, :]
-                blocked_until[indptr[n] : indptr[n + 1]] = 0
-                rec_edge[n] = -1
-                _sorted_set(n, sticky, non_sticky, n_non_sticky, active, size)
+                pulls[n, :] = 0
+                sets.non_sticky[n, :] = sets.initial_non_sticky[n, :]
+                plan.blocked_until[indptr[n] : indptr[n + 1]] = 0
+                plan.rec_edge[n] = -1
+                _sorted_set(n, sets.sticky, sets.non_sticky, sets.n_non_sticky, active, size)
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
@@ -259,61 +235,19 @@ def gosine_chunk(
                     index = mean[n, a] + width * inv_sqrt[n, a]
                     if index > value:
                         arm, value = a, index
-            if bernoulli:
-                reward = np.float64(noise[row, n] < means[arm])
-            else:
-                reward = means[arm] + sigma * noise[row, n]
+            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             c = count[n, arm] + 1
             count[n, arm] = c
             total[n, arm] += reward
             mean[n, arm] = total[n, arm] / c
             inv_sqrt[n, arm] = 1.0 / math.sqrt(c)
-            played[n, arm] += 1
-            regret[n] += gaps[arm]
-            if trace:
-                trace_out[pos[STEP], n] = arm
-        pos[STEP] += 1
+            pulls[n, arm] += 1
+            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
         if late_n[0] > 0:
-            drop_late(late, late_n, counters, alive)
-        if state[0] < ends.size and pos[STEP] == ends[state[0]]:
-            _gossip(
-                state[0],
-                draws,
-                indptr,
-                indices,
-                active,
-                size,
-                played,
-                sticky,
-                non_sticky,
-                n_non_sticky,
-                index_bits,
-                counters,
-                asked,
-                requests,
-                reply,
-                loss,
-                delay,
-                fault_key,
-                pos[STEP],
-                alive,
-                late,
-                late_reward,
-                late_n,
-                liar,
-                attack,
-                attack_arm,
-                attack_pool,
-                attack_key,
-                robust,
-                block_ends,
-                blocked_until,
-                rec_edge,
-                rec_arm,
-            )
+            drop_late(held.late, late_n, out.counters, alive)
+        if state[0] < ends.size and step == ends[state[0]]:
+            _gossip(state[0], step, sets, plan, out.counters, faults, held, attack, alive)
             state[0] += 1
-            played[:, :] = 0
-        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
-            recorded[:, pos[GRID]] = regret
-            recorded_bits[:, pos[GRID]] = counters[BITS]
-            pos[GRID] += 1
+            pulls[:, :] = 0
+        if step_ended(pos, grid):
+            record(out)

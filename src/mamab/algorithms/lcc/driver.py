@@ -25,7 +25,7 @@ from mamab.schedule import (
 def run(run: FastRun) -> RunResult:
     """One run of an LCC-family algorithm or a UCB baseline (one kernel; the spec's ``mode``)."""
     config, instance, grid, trace = run.config, run.instance, run.grid, run.trace
-    problem, graph = instance.problem, instance.topology
+    graph = instance.topology
     n, k, horizon = config.agents, config.arms, config.horizon
     indptr, indices = graph.csr()
     mode, sub_epochs = run.settings["mode"], run.settings.get("sub_epochs", False)
@@ -50,77 +50,45 @@ def run(run: FastRun) -> RunResult:
         if mode == kernels.RELAY:
             relay_rounds, message_bits = rounds, agent_bits(n) + index_bits(k)
     flood = (n, n) if mode == kernels.RELAY else (1, 1)
-    known, fresh, nxt = (np.zeros(flood, dtype=np.bool_) for _ in range(3))
-    late_pair = np.full(flood, -1, dtype=np.int64)  # relay pairs held for the next exchange
-    heard = np.zeros(flood, dtype=np.int64)  # relay: the arm each agent first heard per origin
     robust = mode == kernels.ROBUST  # per CSR edge: offences, blocks, taken; the reverse edge
-    trust = robust_state(indices.size if robust else 1)
-    reverse = reverse_edges(indptr, indices) if robust else np.zeros(1, dtype=np.int64)
-    count = np.zeros((n, slots), dtype=np.int64)
-    total, mean, inv_sqrt = (np.zeros((n, slots)) for _ in range(3))
-    cand = np.zeros((n, slots), dtype=np.int64)
-    in_cand = np.zeros((n, slots), dtype=np.bool_)
-    untried, samples, n_cand = (np.zeros(n, dtype=np.int64) for _ in range(3))
-    block_end = np.full(n, -1, dtype=np.int64)
-    bound, block_width = np.zeros(n), np.zeros(n)
-    for noise in run.noise():
-        kernels.run_chunk(
-            mode,
-            noise,
-            rec.pos,
-            grid,
-            rec.recorded,
-            rec.recorded_bits,
-            rec.regret,
-            rec.counters,
-            count,
-            total,
-            mean,
-            inv_sqrt,
-            cand,
-            in_cand,
-            untried,
-            samples,
-            n_cand,
-            block_end,
-            bound,
-            block_width,
-            slot_arm,
-            size,
-            problem.means,
-            problem.gaps,
-            config.reward == "bernoulli",
-            float(config.sigma),
-            run.params.alpha,
-            phases,
-            block,
-            indptr,
-            indices,
-            relay_rounds,
-            message_bits,
-            known,
-            fresh,
-            nxt,
-            trace,
-            rec.trace_out,
-            rec.loss,
-            rec.delay,
-            rec.fault_key,
-            rec.crash,
-            rec.back,
-            rec.late,
-            rec.late_reward,
-            rec.late_n,
-            late_pair,
-            heard,
-            rec.liar,
-            rec.attack,
-            rec.attack_arm,
-            rec.attack_pool,
-            rec.attack_key,
-            trust,
-            reverse,
-        )
+    exchange = kernels.Exchange(
+        known=np.zeros(flood, dtype=np.bool_),
+        fresh=np.zeros(flood, dtype=np.bool_),
+        nxt=np.zeros(flood, dtype=np.bool_),
+        late_pair=np.full(flood, -1, dtype=np.int64),  # relay pairs held for the next exchange
+        heard=np.zeros(flood, dtype=np.int64),  # relay: the arm each agent first heard per origin
+        trust=robust_state(indices.size if robust else 1),
+    )
+    plan = kernels.Plan(
+        mode=mode,
+        alpha=run.params.alpha,
+        phase_len=phases,
+        block=block,
+        indptr=indptr,
+        indices=indices,
+        reverse=reverse_edges(indptr, indices) if robust else np.zeros(1, dtype=np.int64),
+        relay_rounds=relay_rounds,
+        message_bits=message_bits,
+    )
+    ucb = kernels.Ucb(
+        slot_arm=slot_arm,
+        size=size,
+        count=np.zeros((n, slots), dtype=np.int64),
+        total=np.zeros((n, slots)),
+        mean=np.zeros((n, slots)),
+        inv_sqrt=np.zeros((n, slots)),
+        untried=np.zeros(n, dtype=np.int64),
+        samples=np.zeros(n, dtype=np.int64),
+        cand=np.zeros((n, slots), dtype=np.int64),
+        in_cand=np.zeros((n, slots), dtype=np.bool_),
+        n_cand=np.zeros(n, dtype=np.int64),
+        block_end=np.full(n, -1, dtype=np.int64),
+        bound=np.zeros(n),
+        block_width=np.zeros(n),
+    )
+    out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
+    held, attack = rec.held(), rec.attacks()
+    run.feed(kernels.run_chunk, rewards, out, faults, held, attack, ucb, plan, exchange)
     return rec.result(instance, trace)
 
 

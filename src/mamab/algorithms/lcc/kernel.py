@@ -5,16 +5,20 @@ once and without helper calls: numba charges reference counting for every array 
 touches, which would dominate a loop this tight. Helpers run only on cold paths (candidate
 rebuilds, phase ends, floods).
 
-State lives in arrays owned by the caller and persists from chunk to chunk; ``pos`` holds
-[step, phase, step in phase, next grid point]. Counter rows: messages sent, bits sent,
-messages received, bits received, rounds, messages lost, bits lost.
+The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
+the run's arms (``Rewards``), recording (``Out``: ``pos`` holds [step, phase, step in phase, next
+grid point]), faults (``Faults``), held messages (``Held``) and liars (``Attack``), and the
+family's own tuples: every agent's UCB over its slots (:class:`Ucb`), the run's constants
+(:class:`Plan`) and what the exchanges keep between them (:class:`Exchange`). State lives in
+arrays owned by the driver and persists from chunk to chunk. The entry kernel binds the fields
+it reads in its hot loop to locals once per block.
 
-Messages delayed by the fault hash wait in a buffer owned by the caller (rows: sender, receiver,
-bits, arm; a parallel array holds rewards) and arrive at the next step's exchange, before its own
+Messages delayed by the fault hash wait in the ``Held`` buffer (rows: sender, receiver, bits,
+arm; a parallel array holds rewards) and arrive at the next step's exchange, before its own
 messages, as the reference host delivers them.
 
 Malicious agents (``liar``) of the LCC family forge every recommendation they send, per receiver,
-with :func:`mamab.engine.attack_kernel.forged`; a relay forges its own (origin, arm) pair and
+with :func:`mamab.engine.attack_kernel.forged_by`; a relay forges its own (origin, arm) pair and
 forwards the others as received, so the flood keeps the arm each agent first heard per origin
 (``heard``). LCC-UCB-ROBUST (mode ``ROBUST``) keeps, per directed CSR edge (receiver n's e-th
 neighbour as sender, e in indptr[n]..indptr[n+1]), the offences, the phase a block lasts until and
@@ -25,15 +29,15 @@ n to its neighbour v = indices[e] is judged on v's edge ``reverse[e]``.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from mamab.algorithms.lcc.variants import FULL_COMMUNICATION, LCC, NO_COMMUNICATION, RELAY, ROBUST
-from mamab.engine.attack_kernel import forged
+from mamab.engine.attack_kernel import forged_by
 from mamab.engine.kernel_api import (
     BITS,
     BITS_RECV,
-    GRID,
     IN_PHASE,
     PHASE,
     RECV,
@@ -41,22 +45,90 @@ from mamab.engine.kernel_api import (
     SENT,
     STEP,
     arrive,
+    count_sent,
     fate_to,
+    pulled,
+    record,
+    reward_from,
     route,
+    step_ended,
 )
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
 from mamab.faults import DELAY, DELIVER, LOSE, fate
 from mamab.kernel_cache import njit
 
-__all__ = ["FULL_COMMUNICATION", "LCC", "NO_COMMUNICATION", "RELAY", "ROBUST", "run_chunk"]
+__all__ = [
+    "FULL_COMMUNICATION",
+    "LCC",
+    "NO_COMMUNICATION",
+    "RELAY",
+    "ROBUST",
+    "Exchange",
+    "Plan",
+    "Ucb",
+    "run_chunk",
+]
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)
 SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candidates pay
 
 
+class Ucb(NamedTuple):
+    """Every agent's UCB over its slots (agents, slots), sorted by arm, and the lazy argmax's
+    candidates (:mod:`mamab.engine.ucb_kernels`)."""
+
+    slot_arm: np.ndarray  # (agents, slots) the arm in each slot
+    size: np.ndarray  # (agents,) slots in use
+    count: np.ndarray  # (agents, slots) samples of each slot's arm
+    total: np.ndarray  # ... their sum
+    mean: np.ndarray
+    inv_sqrt: np.ndarray  # 1 / sqrt(count)
+    untried: np.ndarray  # (agents,) the lowest slot maybe never sampled
+    samples: np.ndarray  # (agents,) samples seen (own and neighbours')
+    cand: np.ndarray  # (agents, slots) the candidate slots of the running block
+    in_cand: np.ndarray  # (agents, slots) the slot is a candidate
+    n_cand: np.ndarray  # (agents,) candidates in use
+    block_end: np.ndarray  # (agents,) the sample count at which the block ends (-1: none)
+    bound: np.ndarray  # (agents,) the largest index bound of the skipped slots
+    block_width: np.ndarray  # (agents,) the block's width bound
+
+
+class Plan(NamedTuple):
+    """The run's constants: the variant, the index, the phases, the graph and message sizes."""
+
+    mode: int  # mamab.algorithms.lcc.variants: NO_COMMUNICATION .. ROBUST
+    alpha: float
+    phase_len: np.ndarray  # steps of each phase (the LCC family)
+    block: np.ndarray  # (agents, block size) each agent's own arms S_n
+    indptr: np.ndarray  # the graph, CSR
+    indices: np.ndarray
+    reverse: np.ndarray  # (CSR edges,) the edge's opposite (lcc-ucb-robust), else a placeholder
+    relay_rounds: int  # rounds of a relay flood
+    message_bits: int
+
+
+class Exchange(NamedTuple):
+    """What the exchanges keep between them: the relay's flood and its held pairs, and the robust
+    agents' trust per CSR edge ((1, 1)/(3, 1) placeholders for the other variants)."""
+
+    known: np.ndarray  # (agents, agents) the relay: n knows origin o's recommendation
+    fresh: np.ndarray  # (agents, agents) ... learned the round before (to forward)
+    nxt: np.ndarray  # (agents, agents) ... learned this round
+    late_pair: np.ndarray  # (agents, agents) the arm of a held pair for (receiver, origin), or -1
+    heard: np.ndarray  # (agents, agents) the arm n first heard for origin o
+    trust: np.ndarray  # (3, CSR edges) rows OFFENCES, BLOCKED, TAKEN
+
+
 @njit(cache=True)
-def _join(n, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end):
+def _join(ucb, n, arm):
     """Agent n's UCB takes ``arm`` (unless it has it) in its sorted slots, with no samples."""
-    m = size[n]
+    slot_arm, count, total, mean, inv_sqrt = (
+        ucb.slot_arm,
+        ucb.count,
+        ucb.total,
+        ucb.mean,
+        ucb.inv_sqrt,
+    )
+    m = ucb.size[n]
     at = 0
     while at < m and slot_arm[n, at] < arm:
         at += 1
@@ -73,44 +145,22 @@ def _join(n, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_e
     total[n, at] = 0.0
     mean[n, at] = 0.0
     inv_sqrt[n, at] = 0.0
-    size[n] = m + 1
-    untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
-    block_end[n] = -1
+    ucb.size[n] = m + 1
+    ucb.untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
+    ucb.block_end[n] = -1
 
 
 @njit(cache=True)
-def _flood(
-    indptr,
-    indices,
-    rounds,
-    pair_bits,
-    counters,
-    known,
-    fresh,
-    nxt,
-    loss,
-    delay,
-    fault_key,
-    step,
-    alive,
-    recs,
-    late,
-    late_reward,
-    late_n,
-    late_pair,
-    heard,
-    liar,
-    attack,
-    attack_arm,
-    attack_pool,
-    attack_key,
-):
-    """Relay: ``rounds`` rounds of forwarding the (origin, arm) pairs first learned the round before.
+def _flood(plan, counters, ex, held, faults, attack, step, alive, recs):
+    """Relay: ``plan.relay_rounds`` rounds of forwarding the (origin, arm) pairs first learned
+    the round before.
 
     ``heard[n, o]`` is the arm agent n first learned for origin o (its own: its recommendation);
     a liar's own pair is forged per receiver. A delayed batch is held; its pairs wait in
     ``late_pair[receiver, origin]`` (the arm of the first batch sent, or -1).
     """
+    indptr, indices, pair_bits = plan.indptr, plan.indices, plan.message_bits
+    known, fresh, nxt, heard, late_pair = ex.known, ex.fresh, ex.nxt, ex.heard, ex.late_pair
     n_agents = known.shape[0]
     known[:] = False
     fresh[:] = False
@@ -119,7 +169,7 @@ def _flood(
         fresh[n, n] = True
         heard[n, n] = recs[n]
     origins = np.empty(n_agents, dtype=np.int64)
-    for round_ in range(rounds):
+    for round_ in range(plan.relay_rounds):
         nxt[:] = False
         for n in range(n_agents):
             if indptr[n + 1] == indptr[n] or not alive[n]:
@@ -134,27 +184,24 @@ def _flood(
             counters[ROUNDS, n] += 1
             for e in range(indptr[n], indptr[n + 1]):
                 v = indices[e]
-                counters[SENT, n] += 1
-                counters[BITS, n] += pairs * pair_bits
-                f = fate_to(alive, loss, delay, fault_key, step, round_, n, v)
+                count_sent(counters, n, pairs * pair_bits)
+                f = fate_to(alive, faults.loss, faults.delay, faults.key, step, round_, n, v)
                 if f == DELAY:
                     for i in range(pairs):
                         o = origins[i]
                         if late_pair[v, o] < 0:  # held batches arrive in the order sent
-                            late_pair[v, o] = _relayed(
-                                heard,
-                                liar,
-                                attack,
-                                attack_arm,
-                                attack_pool,
-                                attack_key,
-                                step,
-                                n,
-                                v,
-                                o,
-                            )
+                            late_pair[v, o] = _relayed(heard, attack, step, n, v, o)
                 if not route(
-                    counters, f, n, v, pairs * pair_bits, -1, 0.0, late, late_reward, late_n
+                    counters,
+                    f,
+                    n,
+                    v,
+                    pairs * pair_bits,
+                    -1,
+                    0.0,
+                    held.late,
+                    held.late_reward,
+                    held.late_n,
                 ):
                     continue
                 for i in range(pairs):
@@ -162,30 +209,18 @@ def _flood(
                     if not known[v, o]:
                         known[v, o] = True
                         nxt[v, o] = True
-                        heard[v, o] = _relayed(
-                            heard, liar, attack, attack_arm, attack_pool, attack_key, step, n, v, o
-                        )
+                        heard[v, o] = _relayed(heard, attack, step, n, v, o)
         fresh, nxt = nxt, fresh
 
 
 @njit(cache=True, inline="always")
-def _relayed(heard, liar, attack, attack_arm, attack_pool, attack_key, step, sender, receiver, o):
+def _relayed(heard, attack, step, sender, receiver, o):
     """The arm ``sender`` relays to ``receiver`` for origin ``o``: what it first heard, or, for a
     liar's own pair, the attack's arm."""
     arm = heard[sender, o]
-    if o == sender and liar[sender]:
-        return forged(attack, attack_arm, attack_pool, attack_key, step, sender, receiver, arm)
+    if o == sender:
+        return forged_by(attack, step, sender, receiver, arm)
     return arm
-
-
-@njit(cache=True, inline="always")
-def _sent_arm(recs, liar, attack, attack_arm, attack_pool, attack_key, step, sender, receiver):
-    """The recommendation ``sender`` sends ``receiver``: its most-played arm, or a liar's forgery."""
-    if liar[sender]:
-        return forged(
-            attack, attack_arm, attack_pool, attack_key, step, sender, receiver, recs[sender]
-        )
-    return recs[sender]
 
 
 @njit(cache=True, inline="always")
@@ -232,147 +267,45 @@ def _forget_trust(trust, indptr, n):
 
 
 @njit(cache=True)
-def _restart_ucb(
-    n,
-    on_block,
-    block,
-    slot_arm,
-    size,
-    count,
-    total,
-    mean,
-    inv_sqrt,
-    in_cand,
-    untried,
-    samples,
-    block_end,
-):
+def _restart_ucb(ucb, n, on_block, block):
     """Agent n starts a fresh UCB: on its block S_n when ``on_block`` (LCC family), else on its slots."""
     if on_block:
-        size[n] = block.shape[1]
-        slot_arm[n, : block.shape[1]] = block[n]
-    count[n, :] = 0
-    total[n, :] = 0.0
-    mean[n, :] = 0.0
-    inv_sqrt[n, :] = 0.0
-    in_cand[n, :] = False
-    untried[n] = 0
-    samples[n] = 0
-    block_end[n] = -1
+        ucb.size[n] = block.shape[1]
+        ucb.slot_arm[n, : block.shape[1]] = block[n]
+    ucb.count[n, :] = 0
+    ucb.total[n, :] = 0.0
+    ucb.mean[n, :] = 0.0
+    ucb.inv_sqrt[n, :] = 0.0
+    ucb.in_cand[n, :] = False
+    ucb.untried[n] = 0
+    ucb.samples[n] = 0
+    ucb.block_end[n] = -1
 
 
 @njit(cache=True)
-def _end_phase(
-    mode,
-    pos,
-    phase_len,
-    slot_arm,
-    size,
-    count,
-    total,
-    mean,
-    inv_sqrt,
-    in_cand,
-    untried,
-    samples,
-    block_end,
-    block,
-    indptr,
-    indices,
-    relay_rounds,
-    message_bits,
-    counters,
-    known,
-    fresh,
-    nxt,
-    recs,
-    loss,
-    delay,
-    fault_key,
-    alive,
-    late,
-    late_reward,
-    late_n,
-    late_pair,
-    heard,
-    liar,
-    attack,
-    attack_arm,
-    attack_pool,
-    attack_key,
-    trust,
-    reverse,
-):
+def _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive):
     """Recommend the most-played arm, exchange, and start every agent's next UCB on S_n ∪ R."""
-    n_agents = slot_arm.shape[0]
+    pos, counters, mode = out.pos, out.counters, plan.mode
+    indptr, indices, message_bits = plan.indptr, plan.indices, plan.message_bits
+    n_agents = ucb.slot_arm.shape[0]
     step = pos[STEP] + 1
     for n in range(n_agents):
-        recs[n] = slot_arm[n, most_played(n, size[n], count)]
+        recs[n] = ucb.slot_arm[n, most_played(n, ucb.size[n], ucb.count)]
     if mode == ROBUST:
-        _judge(trust, recs, indptr, pos[PHASE])
+        _judge(ex.trust, recs, indptr, pos[PHASE])
     pos[PHASE] += 1
     pos[IN_PHASE] = 0
-    more = pos[PHASE] < phase_len.size  # after the last phase, messages are sent but unused
+    more = pos[PHASE] < plan.phase_len.size  # after the last phase, messages are sent but unused
     if more:
         for n in range(n_agents):
-            _restart_ucb(
-                n,
-                True,
-                block,
-                slot_arm,
-                size,
-                count,
-                total,
-                mean,
-                inv_sqrt,
-                in_cand,
-                untried,
-                samples,
-                block_end,
-            )
+            _restart_ucb(ucb, n, True, plan.block)
     if mode == RELAY:
-        _flood(
-            indptr,
-            indices,
-            relay_rounds,
-            message_bits,
-            counters,
-            known,
-            fresh,
-            nxt,
-            loss,
-            delay,
-            fault_key,
-            step,
-            alive,
-            recs,
-            late,
-            late_reward,
-            late_n,
-            late_pair,
-            heard,
-            liar,
-            attack,
-            attack_arm,
-            attack_pool,
-            attack_key,
-        )
+        _flood(plan, counters, ex, held, faults, attack, step, alive, recs)
         if more:
             for n in range(n_agents):
                 for o in range(n_agents):
-                    if o != n and known[n, o]:
-                        _join(
-                            n,
-                            heard[n, o],
-                            slot_arm,
-                            size,
-                            count,
-                            total,
-                            mean,
-                            inv_sqrt,
-                            untried,
-                            block_end,
-                        )
+                    if o != n and ex.known[n, o]:
+                        _join(ucb, n, ex.heard[n, o])
         return
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
@@ -384,55 +317,46 @@ def _end_phase(
             counters[ROUNDS, n] += 1
         for e in range(indptr[n], indptr[n + 1]):
             v = indices[e]
-            arm = _sent_arm(recs, liar, attack, attack_arm, attack_pool, attack_key, step, n, v)
-            f = fate_to(alive, loss, delay, fault_key, step, 0, n, v)
+            arm = forged_by(attack, step, n, v, recs[n])
+            f = fate_to(alive, faults.loss, faults.delay, faults.key, step, 0, n, v)
             if (
-                route(counters, f, n, v, message_bits, arm, 0.0, late, late_reward, late_n)
+                route(
+                    counters,
+                    f,
+                    n,
+                    v,
+                    message_bits,
+                    arm,
+                    0.0,
+                    held.late,
+                    held.late_reward,
+                    held.late_n,
+                )
                 and more
-                and (mode != ROBUST or _takes(trust, reverse[e], arm, pos[PHASE]))
+                and (mode != ROBUST or _takes(ex.trust, plan.reverse[e], arm, pos[PHASE]))
             ):
-                _join(v, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
+                _join(ucb, v, arm)
 
 
 @njit(cache=True)
-def _late_recommendations(
-    mode,
-    late,
-    late_n,
-    late_pair,
-    counters,
-    alive,
-    ended,
-    known,
-    slot_arm,
-    size,
-    count,
-    total,
-    mean,
-    inv_sqrt,
-    untried,
-    block_end,
-    heard,
-    trust,
-    phase,
-    indptr,
-    indices,
-):
+def _late_recommendations(plan, held, ex, ucb, counters, alive, ended, phase):
     """Recommendations held since the last exchange arrive: if the phase they were meant for is
     still running (not ``ended`` with this step), the receiver's UCB takes their arms."""
+    late, late_n, mode = held.late, held.late_n, plan.mode
     for i in range(late_n[0]):
         if not arrive(late, i, counters, alive) or ended or mode == RELAY:
             continue
         sender, receiver, arm = late[i, 0], late[i, 1], late[i, 3]
         if mode == ROBUST:
-            edge = _edge_of(indptr, indices, receiver, sender)
-            if not _takes(trust, edge, arm, phase):
+            edge = _edge_of(plan.indptr, plan.indices, receiver, sender)
+            if not _takes(ex.trust, edge, arm, phase):
                 continue
-        _join(receiver, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
+        _join(ucb, receiver, arm)
     late_n[0] = 0
     if mode != RELAY:
         return
-    n_agents = slot_arm.shape[0]
+    late_pair, known = ex.late_pair, ex.known
+    n_agents = ucb.slot_arm.shape[0]
     for v in range(n_agents):
         for o in range(n_agents):
             arm = late_pair[v, o]
@@ -441,92 +365,45 @@ def _late_recommendations(
             late_pair[v, o] = -1
             if alive[v] and not ended and o != v and not known[v, o]:
                 known[v, o] = True  # late, after the flood: used, not forwarded
-                heard[v, o] = arm
-                _join(v, arm, slot_arm, size, count, total, mean, inv_sqrt, untried, block_end)
+                ex.heard[v, o] = arm
+                _join(ucb, v, arm)
 
 
 @njit(cache=True, inline="always")
-def _learn(
-    n, slot, reward, count, total, mean, inv_sqrt, size, in_cand, bound, block_width, samples
-):
+def _learn(ucb, n, slot, reward):
     """Agent n learns one (own or neighbour's) sample of the arm in ``slot``."""
-    c = count[n, slot] + 1
-    count[n, slot] = c
-    total[n, slot] += reward
-    mean[n, slot] = total[n, slot] / c
-    inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
-    if (
-        size[n] > SMALL_SET and not in_cand[n, slot]
-    ):  # a skipped arm changed: keep the bound a bound
-        bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
-    samples[n] += 1
+    c = ucb.count[n, slot] + 1
+    ucb.count[n, slot] = c
+    ucb.total[n, slot] += reward
+    ucb.mean[n, slot] = ucb.total[n, slot] / c
+    ucb.inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
+    if ucb.size[n] > SMALL_SET and not ucb.in_cand[n, slot]:  # a skipped arm changed: keep
+        ucb.bound[n] = max(  # the bound a bound
+            ucb.bound[n], ucb.mean[n, slot] + ucb.block_width[n] * ucb.inv_sqrt[n, slot]
+        )
+    ucb.samples[n] += 1
 
 
 @njit(cache=True, nogil=True)
-def run_chunk(
-    mode,
-    noise,
-    pos,
-    grid,
-    recorded,
-    recorded_bits,
-    regret,
-    counters,
-    count,
-    total,
-    mean,
-    inv_sqrt,
-    cand,
-    in_cand,
-    untried,
-    samples,
-    n_cand,
-    block_end,
-    bound,
-    block_width,
-    slot_arm,
-    size,
-    means,
-    gaps,
-    bernoulli,
-    sigma,
-    alpha,
-    phase_len,
-    block,
-    indptr,
-    indices,
-    relay_rounds,
-    message_bits,
-    known,
-    fresh,
-    nxt,
-    trace,
-    trace_out,
-    loss,
-    delay,
-    fault_key,
-    crash,
-    back,
-    late,
-    late_reward,
-    late_n,
-    late_pair,
-    heard,
-    liar,
-    attack,
-    attack_arm,
-    attack_pool,
-    attack_key,
-    trust,
-    reverse,
-):
+def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     """Simulate ``noise.shape[0]`` steps of every agent of one run.
 
     Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
     """
+    # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
+    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    cand, in_cand, untried, samples = ucb.cand, ucb.in_cand, ucb.untried, ucb.samples
+    n_cand, block_end, bound, block_width = ucb.n_cand, ucb.block_end, ucb.bound, ucb.block_width
+    slot_arm, size = ucb.slot_arm, ucb.size
+    mode, alpha, indptr, indices = plan.mode, plan.alpha, plan.indptr, plan.indices
+    message_bits, phase_len = plan.message_bits, plan.phase_len
+    pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
+    late, late_reward, late_n = held.late, held.late_reward, held.late_n
+    means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
+    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
     n_agents = slot_arm.shape[0]
-    played = np.empty(n_agents, dtype=np.int64)
-    rewards = np.empty(n_agents)
+    arms = np.empty(n_agents, dtype=np.int64)
+    got = np.empty(n_agents)
     recs = np.empty(n_agents, dtype=np.int64)
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
@@ -535,23 +412,9 @@ def run_chunk(
         for n in range(n_agents):
             alive[n] = step < crash[n] or step >= back[n]
             if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
-                _restart_ucb(
-                    n,
-                    mode >= LCC,
-                    block,
-                    slot_arm,
-                    size,
-                    count,
-                    total,
-                    mean,
-                    inv_sqrt,
-                    in_cand,
-                    untried,
-                    samples,
-                    block_end,
-                )
+                _restart_ucb(ucb, n, mode >= LCC, plan.block)
                 if mode == ROBUST:
-                    _forget_trust(trust, indptr, n)
+                    _forget_trust(ex.trust, indptr, n)
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
@@ -587,10 +450,7 @@ def run_chunk(
                     )
             # play and learn
             arm = slot_arm[n, slot]
-            if bernoulli:
-                reward = np.float64(noise[row, n] < means[arm])  # branch-free coin
-            else:
-                reward = means[arm] + sigma * noise[row, n]
+            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             c = count[n, slot] + 1  # as in _learn, written out: this is the hottest loop
             count[n, slot] = c
             total[n, slot] += reward
@@ -599,28 +459,13 @@ def run_chunk(
             if size[n] > SMALL_SET and not in_cand[n, slot]:
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
             samples[n] += 1
-            regret[n] += gaps[arm]
-            played[n] = arm
-            rewards[n] = reward
-            if trace:
-                trace_out[pos[STEP], n] = arm
+            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
+            arms[n] = arm
+            got[n] = reward
         if mode == FULL_COMMUNICATION:
             for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
                 if arrive(late, i, counters, alive):
-                    _learn(
-                        late[i, 1],
-                        late[i, 3],
-                        late_reward[i],
-                        count,
-                        total,
-                        mean,
-                        inv_sqrt,
-                        size,
-                        in_cand,
-                        bound,
-                        block_width,
-                        samples,
-                    )
+                    _learn(ucb, late[i, 1], late[i, 3], late_reward[i])
             late_n[0] = 0
             # each sender's (arm, reward) reaches its neighbours in increasing sender order
             for sender in range(n_agents):
@@ -630,10 +475,10 @@ def run_chunk(
                 counters[SENT, sender] += degree
                 counters[BITS, sender] += degree * message_bits
                 counters[ROUNDS, sender] += 1
-                slot, reward = played[sender], rewards[sender]  # slot s is arm s here
+                slot, reward = arms[sender], got[sender]  # slot s is arm s here
                 for e in range(indptr[sender], indptr[sender + 1]):
                     v = indices[e]
-                    f = fate(loss, delay, fault_key, step, 0, sender, v)
+                    f = fate(faults.loss, faults.delay, faults.key, step, 0, sender, v)
                     if f != DELIVER or not alive[v]:  # array helpers only off the plain path
                         route(
                             counters,
@@ -662,73 +507,8 @@ def run_chunk(
             pos[IN_PHASE] += 1
             ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
             if late_n[0] > 0:
-                _late_recommendations(
-                    mode,
-                    late,
-                    late_n,
-                    late_pair,
-                    counters,
-                    alive,
-                    ended,
-                    known,
-                    slot_arm,
-                    size,
-                    count,
-                    total,
-                    mean,
-                    inv_sqrt,
-                    untried,
-                    block_end,
-                    heard,
-                    trust,
-                    pos[PHASE],
-                    indptr,
-                    indices,
-                )
+                _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
             if ended:
-                _end_phase(
-                    mode,
-                    pos,
-                    phase_len,
-                    slot_arm,
-                    size,
-                    count,
-                    total,
-                    mean,
-                    inv_sqrt,
-                    in_cand,
-                    untried,
-                    samples,
-                    block_end,
-                    block,
-                    indptr,
-                    indices,
-                    relay_rounds,
-                    message_bits,
-                    counters,
-                    known,
-                    fresh,
-                    nxt,
-                    recs,
-                    loss,
-                    delay,
-                    fault_key,
-                    alive,
-                    late,
-                    late_reward,
-                    late_n,
-                    late_pair,
-                    heard,
-                    liar,
-                    attack,
-                    attack_arm,
-                    attack_pool,
-                    attack_key,
-                    trust,
-                    reverse,
-                )
-        pos[STEP] += 1
-        if pos[GRID] < grid.size and pos[STEP] == grid[pos[GRID]]:
-            recorded[:, pos[GRID]] = regret
-            recorded_bits[:, pos[GRID]] = counters[BITS]
-            pos[GRID] += 1
+                _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
+        if step_ended(pos, grid):
+            record(out)
