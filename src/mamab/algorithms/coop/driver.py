@@ -30,6 +30,5 @@ def run(run: FastRun) -> RunResult:
     )
     plan = Consensus(weight, self_weight, indptr, indices, n, run.params.alpha, 2 * k * REWARD_BITS)
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
-    for noise in run.noise():
-        coop_chunk(noise, rewards, out, faults, est, plan)
+    run.feed(coop_chunk, rewards, out, faults, est, plan)
     return rec.result(instance, trace)

@@ -35,6 +35,5 @@ def run(run: FastRun) -> RunResult:
         message_bits=2 * k * REWARD_BITS,
     )
     out, rewards = rec.out(grid, trace), run.rewards()
-    for noise in run.noise():
-        dducb_chunk(noise, rewards, out, state, plan_)
+    run.feed(dducb_chunk, rewards, out, state, plan_)
     return rec.result(instance, trace)

@@ -12,7 +12,6 @@ from mamab.algorithms.lcc.agent import lcc_shape
 from mamab.engine.recording import FastRun
 from mamab.result import RunResult
 from mamab.schedule import (
-    REWARD_BITS,
     agent_bits,
     base_length,
     block_size,
@@ -23,7 +22,7 @@ from mamab.schedule import (
 
 
 def run(run: FastRun) -> RunResult:
-    """One run of an LCC-family algorithm or a UCB baseline (one kernel; the spec's ``mode``)."""
+    """One run of an LCC-family algorithm (one kernel; the spec's ``mode``)."""
     config, instance, grid, trace = run.config, run.instance, run.grid, run.trace
     graph = instance.topology
     n, k, horizon = config.agents, config.arms, config.horizon
@@ -31,24 +30,16 @@ def run(run: FastRun) -> RunResult:
     mode, sub_epochs = run.settings["mode"], run.settings.get("sub_epochs", False)
     rounds = max(1, graph.diameter) if mode == kernels.RELAY else 1
     rec = run.record(late_capacity=rounds * indices.size)
-    phases = np.zeros(1, dtype=np.int64)
-    block = np.zeros((n, 1), dtype=np.int64)
     relay_rounds, message_bits = 0, index_bits(k)
-    if mode in (kernels.NO_COMMUNICATION, kernels.FULL_COMMUNICATION):
-        slots = k
-        slot_arm = np.tile(np.arange(k, dtype=np.int64), (n, 1))
-        size = np.full(n, k, dtype=np.int64)
-        message_bits += REWARD_BITS
-    else:
-        kp, sub = lcc_shape(mode, sub_epochs, graph, k, run.params)
-        phases = phase_lengths(horizon, base_length(kp), sub)
-        block = np.array([initial_block(i, k, n) for i in range(n)], dtype=np.int64)
-        slots = block_size(k, n) + (n - 1 if mode == kernels.RELAY else graph.max_degree)
-        slot_arm = np.zeros((n, slots), dtype=np.int64)
-        slot_arm[:, : block.shape[1]] = block
-        size = np.full(n, block.shape[1], dtype=np.int64)
-        if mode == kernels.RELAY:
-            relay_rounds, message_bits = rounds, agent_bits(n) + index_bits(k)
+    kp, sub = lcc_shape(mode, sub_epochs, graph, k, run.params)
+    phases = phase_lengths(horizon, base_length(kp), sub)
+    block = np.array([initial_block(i, k, n) for i in range(n)], dtype=np.int64)
+    slots = block_size(k, n) + (n - 1 if mode == kernels.RELAY else graph.max_degree)
+    slot_arm = np.zeros((n, slots), dtype=np.int64)
+    slot_arm[:, : block.shape[1]] = block
+    size = np.full(n, block.shape[1], dtype=np.int64)
+    if mode == kernels.RELAY:
+        relay_rounds, message_bits = rounds, agent_bits(n) + index_bits(k)
     flood = (n, n) if mode == kernels.RELAY else (1, 1)
     robust = mode == kernels.ROBUST  # per CSR edge: offences, blocks, taken; the reverse edge
     exchange = kernels.Exchange(

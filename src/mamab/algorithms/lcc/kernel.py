@@ -33,14 +33,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mamab.algorithms.lcc.variants import FULL_COMMUNICATION, LCC, NO_COMMUNICATION, RELAY, ROBUST
+from mamab.algorithms.lcc.variants import LCC, RELAY, ROBUST
 from mamab.engine.attack_kernel import forged_by
 from mamab.engine.kernel_api import (
     BITS,
-    BITS_RECV,
     IN_PHASE,
     PHASE,
-    RECV,
     ROUNDS,
     SENT,
     STEP,
@@ -54,13 +52,11 @@ from mamab.engine.kernel_api import (
     step_ended,
 )
 from mamab.engine.ucb_kernels import most_played, rebuild_candidates
-from mamab.faults import DELAY, DELIVER, LOSE, fate
+from mamab.faults import DELAY
 from mamab.kernel_cache import njit
 
 __all__ = [
-    "FULL_COMMUNICATION",
     "LCC",
-    "NO_COMMUNICATION",
     "RELAY",
     "ROBUST",
     "Exchange",
@@ -95,7 +91,7 @@ class Ucb(NamedTuple):
 class Plan(NamedTuple):
     """The run's constants: the variant, the index, the phases, the graph and message sizes."""
 
-    mode: int  # mamab.algorithms.lcc.variants: NO_COMMUNICATION .. ROBUST
+    mode: int  # mamab.algorithms.lcc.variants: LCC, RELAY or ROBUST
     alpha: float
     phase_len: np.ndarray  # steps of each phase (the LCC family)
     block: np.ndarray  # (agents, block size) each agent's own arms S_n
@@ -395,15 +391,12 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     cand, in_cand, untried, samples = ucb.cand, ucb.in_cand, ucb.untried, ucb.samples
     n_cand, block_end, bound, block_width = ucb.n_cand, ucb.block_end, ucb.bound, ucb.block_width
     slot_arm, size = ucb.slot_arm, ucb.size
-    mode, alpha, indptr, indices = plan.mode, plan.alpha, plan.indptr, plan.indices
-    message_bits, phase_len = plan.message_bits, plan.phase_len
+    mode, alpha, indptr, phase_len = plan.mode, plan.alpha, plan.indptr, plan.phase_len
     pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
-    late, late_reward, late_n = held.late, held.late_reward, held.late_n
+    late_n = held.late_n
     means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
     regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
     n_agents = slot_arm.shape[0]
-    arms = np.empty(n_agents, dtype=np.int64)
-    got = np.empty(n_agents)
     recs = np.empty(n_agents, dtype=np.int64)
     alive = np.ones(n_agents, dtype=np.bool_)
     for row in range(noise.shape[0]):
@@ -460,55 +453,11 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
             samples[n] += 1
             pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
-            arms[n] = arm
-            got[n] = reward
-        if mode == FULL_COMMUNICATION:
-            for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
-                if arrive(late, i, counters, alive):
-                    _learn(ucb, late[i, 1], late[i, 3], late_reward[i])
-            late_n[0] = 0
-            # each sender's (arm, reward) reaches its neighbours in increasing sender order
-            for sender in range(n_agents):
-                degree = indptr[sender + 1] - indptr[sender]
-                if degree == 0 or not alive[sender]:
-                    continue
-                counters[SENT, sender] += degree
-                counters[BITS, sender] += degree * message_bits
-                counters[ROUNDS, sender] += 1
-                slot, reward = arms[sender], got[sender]  # slot s is arm s here
-                for e in range(indptr[sender], indptr[sender + 1]):
-                    v = indices[e]
-                    f = fate(faults.loss, faults.delay, faults.key, step, 0, sender, v)
-                    if f != DELIVER or not alive[v]:  # array helpers only off the plain path
-                        route(
-                            counters,
-                            LOSE if f == DELIVER else f,
-                            sender,
-                            v,
-                            message_bits,
-                            slot,
-                            reward,
-                            late,
-                            late_reward,
-                            late_n,
-                        )
-                        continue
-                    c = count[v, slot] + 1  # as in _learn, written out: once per edge and step
-                    count[v, slot] = c
-                    total[v, slot] += reward
-                    mean[v, slot] = total[v, slot] / c
-                    inv_sqrt[v, slot] = 1.0 / math.sqrt(c)
-                    if size[v] > SMALL_SET and not in_cand[v, slot]:
-                        bound[v] = max(bound[v], mean[v, slot] + block_width[v] * inv_sqrt[v, slot])
-                    samples[v] += 1
-                    counters[RECV, v] += 1
-                    counters[BITS_RECV, v] += message_bits
-        elif mode >= LCC:
-            pos[IN_PHASE] += 1
-            ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
-            if late_n[0] > 0:
-                _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
-            if ended:
-                _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
+        pos[IN_PHASE] += 1
+        ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
+        if late_n[0] > 0:
+            _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
+        if ended:
+            _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
         if step_ended(pos, grid):
             record(out)

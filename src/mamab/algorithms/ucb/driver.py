@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from mamab.algorithms.ucb.kernel import Links, ucb_chunk
+from mamab.bits import REWARD_BITS, index_bits
 from mamab.engine.recording import FastRun
 from mamab.engine.ucb_kernels import grouped_ucb
 from mamab.result import RunResult
-from mamab.schedule import REWARD_BITS, index_bits
 
 
 def run(run: FastRun) -> RunResult:
@@ -34,6 +34,5 @@ def run(run: FastRun) -> RunResult:
     )
     ucb = grouped_ucb(config.agents, config.arms, 1 + np.diff(indptr))
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
-    for noise in run.noise():
-        ucb_chunk(noise, rewards, out, ucb, links, faults, run.params.alpha)
+    run.feed(ucb_chunk, rewards, out, ucb, links, faults, run.params.alpha)
     return rec.result(instance, trace)

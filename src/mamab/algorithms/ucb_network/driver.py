@@ -36,8 +36,7 @@ def run(run: FastRun) -> RunResult:
     flat_to = np.array([v for to in sample_to for v in to], dtype=np.int64)
     roles = Roles(rank, leader, sample_ptr, flat_to, fyl_counts_per_step(leader, sample_to, k))
     out, rewards = rec.out(grid, trace), run.rewards()
-    for noise in run.noise():
-        ucb_network_chunk(noise, rewards, out, state, roles, run.params.alpha)
+    run.feed(ucb_network_chunk, rewards, out, state, roles, run.params.alpha)
     return rec.result(instance, trace)
 
 
