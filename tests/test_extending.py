@@ -133,7 +133,7 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
     env = _env(site)
     outputs = {}
     for command in COMMANDS:
-        args = shlex.split(command)
+        args = shlex.split(command, comments=True)
         done = subprocess.run(
             [
                 sys.executable,
@@ -176,8 +176,8 @@ def test_installed_plugin_found_through_its_entry_point(tutorial):
     assert (results / "figures" / "eps-vs-lcc-regret.png").stat().st_size > 0
     assert "eps-vs-lcc-regret.png" in outputs["plot"].stdout
     frontier = outputs["frontier"].stdout
-    assert re.search(r"^  eps-greedy \(epsilon=0\.05\) +0 ", frontier, re.M)  # no bits sent
-    assert re.search(r"^  eps-greedy \(epsilon=0\.2\) +0 ", frontier, re.M)
+    assert re.search(r"^  eps-greedy \(epsilon = 0\.05\) +0 ", frontier, re.M)  # no bits sent
+    assert re.search(r"^  eps-greedy \(epsilon = 0\.2\) +0 ", frontier, re.M)
 
 
 # -- part 2: an algorithm with its own numba kernel, installed as a package ---------------------
@@ -218,7 +218,7 @@ def test_kernel_plugin_installed_runs_fast_and_agrees(tutorial):
     (work / "moss-vs-lcc.toml").write_text(FILES["moss-vs-lcc.toml"])
     outputs = {}
     for command in COMMANDS_TWO:
-        args = shlex.split(command)
+        args = shlex.split(command, comments=True)
         if args[1] == "run":  # a shorter horizon than the page's: the test only runs it
             args[args.index("-T") + 1] = "3000"
         done = subprocess.run(

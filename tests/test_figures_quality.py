@@ -349,3 +349,29 @@ def test_plot_from_python_without_the_cli(tmp_path):
     assert (tmp_path / "figures" / "results-regret.png").is_file()
     with pytest.raises(mamab.ConfigError):
         mamab.plot([])
+
+
+def test_plot_from_python_keeps_no_figure_open_in_pyplot_nor_sets_the_backend():
+    """mamab.plot without `out` hands its figures to the caller: none stays registered in pyplot
+    (eight calls would warn of more than 20 open figures), and the user's backend is kept."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    import mamab
+
+    backend = matplotlib.get_backend()
+    before = set(plt.get_fignums())
+    figures = mamab.plot(paper_like(), figure="complete")
+    assert figures and all(hasattr(f, "savefig") for f in figures.values())
+    assert set(plt.get_fignums()) == before
+    assert matplotlib.get_backend() == backend
+
+
+def test_no_zoom_figure_beside_a_log_regret_axis():
+    """With bounds (drawn on a log axis) or log_y there is no linear zoom figure."""
+    from mamab.plots import Style, figure_plan
+
+    results = paper_like()
+    assert any(k.endswith("-regret-zoom") for k in figure_plan(results, False, Style()))
+    for bounds, style in ((True, Style()), (False, Style(log_y=True))):
+        assert not any(k.endswith("-regret-zoom") for k in figure_plan(results, bounds, style))

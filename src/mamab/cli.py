@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -754,6 +755,7 @@ def main(argv: list[str] | None = None) -> None:
     plugin's failure into one line and exit code 1 (tracebacks under ``--debug`` only)."""
     global DEBUG
     DEBUG = False
+    os.environ.setdefault("MPLBACKEND", "Agg")  # figures are files: no display, ever
     _one_line_warnings()
     if not (sys.argv[1:] if argv is None else argv):  # bare `mamab`: the help, not an error
         click.echo(cli.get_help(click.Context(cli, info_name="mamab")))

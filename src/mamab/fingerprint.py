@@ -23,10 +23,12 @@ PRESENTATION = frozenset(
     {
         "__main__.py",
         "cli.py",
+        "cli_params.py",
         "figure_text.py",
         "options.py",
         "plots.py",
         "storage.py",
+        "suggest.py",
         "testing.py",
         "theory.py",
         "tomlfile.py",

@@ -20,9 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless: no display needed, ever
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import (
@@ -901,7 +898,9 @@ def figure_plan(
         plan[f"{figure}-regret"] = partial(
             regret_figure, members, bounds=bounds, log_x=style.log_x, log_y=style.log_y
         )
-        if not style.log_y and zoom_top([float(median_band(r.regret)[2].max()) for r in members]):
+        if not (style.log_y or bounds) and zoom_top(
+            [float(median_band(r.regret)[2].max()) for r in members]
+        ):
             plan[f"{figure}-regret-zoom"] = partial(
                 regret_figure,
                 members,
@@ -931,7 +930,9 @@ def plot(
     :func:`mamab.sweep` returns. With ``out``, the figures are written into ``out/figures`` in
     ``style`` (as ``mamab plot``: formats, dpi, log axes; stale figures mamab drew there are
     removed) and the paths are returned by figure; without, the matplotlib figures are returned
-    by name (``fig.savefig(...)``, or shown in a notebook) and nothing is written.
+    by name (``fig.savefig(...)``, or displayed as a notebook cell's value; they are closed in
+    pyplot, so ``plt.show()`` does not list them) and nothing is written. The backend is the
+    caller's (``mamab``'s command line alone sets Agg).
     """
     results = _config_results(source, figure)
     if not results:
@@ -939,7 +940,10 @@ def plot(
     if out is not None:
         return draw_all(results, Path(out), bounds=bounds, style=style)
     style = style or Style()
-    return {key: make() for key, make in figure_plan(results, bounds, style).items()}
+    figures = {key: make() for key, make in figure_plan(results, bounds, style).items()}
+    for fig in figures.values():
+        plt.close(fig)  # the caller holds them; pyplot need not (no "more than 20 figures")
+    return figures
 
 
 def _config_results(source: Any, figure: str) -> list[ConfigResult]:

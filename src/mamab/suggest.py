@@ -15,7 +15,8 @@ def nearest(value: object, names: Iterable[str]) -> str | None:
 
     if not isinstance(value, str):
         return None
-    found = difflib.get_close_matches(value, list(names), n=1, cutoff=0.6)
+    names = list(names)  # read twice below: an iterator would be spent
+    found = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
     if not found:  # a different case is a typo too ("LCC-UCB")
         lowered = {name.lower(): name for name in names}
         found = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)

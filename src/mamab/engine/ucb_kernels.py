@@ -129,14 +129,12 @@ class GroupedUCB(NamedTuple):
     inv_sqrt: np.ndarray  # (agents, slots) 1 / sqrt(count) (padding: 0)
     upper: np.ndarray  # (agents, slots) index bound for the running block
     top: np.ndarray  # (agents, groups) largest upper of each group (or more)
-    stale: np.ndarray  # (agents, groups) top is above every upper of the group (a sample lowered
-    # the slot that reached it); such groups get their exact bound again before a choice
-    n_stale: np.ndarray  # (agents,) how many groups are stale
     samples: np.ndarray  # (agents,) samples seen
     untried: np.ndarray  # (agents,) the lowest arm maybe never sampled
     block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
     wide: np.ndarray  # (agents,) W, the width bound of the block
-    pace: np.ndarray  # (agents,) samples an agent sees per step at most (1 + its degree if told)
+    pace: np.ndarray  # (agents,) samples an agent sees per step, typically (1 + its degree if
+    # told; a step that also delivers delayed samples sees more: pace only sizes the blocks)
     arms: int  # K (slots beyond it are padding)
 
 
@@ -156,8 +154,6 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
         inv_sqrt=np.zeros((agents, slots)),
         upper=upper,
         top=np.full((agents, groups), -np.inf),
-        stale=np.zeros((agents, groups), dtype=np.bool_),
-        n_stale=np.zeros(agents, dtype=np.int64),
         samples=np.zeros(agents, dtype=np.int64),
         untried=np.zeros(agents, dtype=np.int64),
         block_end=np.full(agents, -1, dtype=np.int64),

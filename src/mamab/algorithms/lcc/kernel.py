@@ -1,6 +1,7 @@
 """The numba kernel: advance every agent of one run through a chunk of steps.
 
-One kernel serves every algorithm (``mode``), so the hot loop (choose, play, learn) is written
+One kernel serves every algorithm of the LCC family (``mode``: LCC-UCB and LCC-UCB-GRAPH,
+relay, robust), so the hot loop (choose, play, learn) is written
 once and without helper calls: numba charges reference counting for every array a helper
 touches, which would dominate a loop this tight. Helpers run only on cold paths (candidate
 rebuilds, phase ends, floods).
@@ -263,11 +264,10 @@ def _forget_trust(trust, indptr, n):
 
 
 @njit(cache=True)
-def _restart_ucb(ucb, n, on_block, block):
-    """Agent n starts a fresh UCB: on its block S_n when ``on_block`` (LCC family), else on its slots."""
-    if on_block:
-        ucb.size[n] = block.shape[1]
-        ucb.slot_arm[n, : block.shape[1]] = block[n]
+def _restart_ucb(ucb, n, block):
+    """Agent n starts a fresh UCB on its block S_n (what it had heard is forgotten)."""
+    ucb.size[n] = block.shape[1]
+    ucb.slot_arm[n, : block.shape[1]] = block[n]
     ucb.count[n, :] = 0
     ucb.total[n, :] = 0.0
     ucb.mean[n, :] = 0.0
@@ -405,7 +405,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
         for n in range(n_agents):
             alive[n] = step < crash[n] or step >= back[n]
             if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
-                _restart_ucb(ucb, n, mode >= LCC, plan.block)
+                _restart_ucb(ucb, n, plan.block)
                 if mode == ROBUST:
                     _forget_trust(ex.trust, indptr, n)
         for n in range(n_agents):
