@@ -294,7 +294,7 @@ def _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive):
     more = pos[PHASE] < plan.phase_len.size  # after the last phase, messages are sent but unused
     if more:
         for n in range(n_agents):
-            _restart_ucb(ucb, n, True, plan.block)
+            _restart_ucb(ucb, n, plan.block)
     if mode == RELAY:
         _flood(plan, counters, ex, held, faults, attack, step, alive, recs)
         if more:
