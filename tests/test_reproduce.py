@@ -46,13 +46,20 @@ def test_report_and_figures(quick):
     assert "lcc-ucb-relay" in stdout
 
 
-def test_summary_rows_and_rerun_is_byte_identical(quick, tmp_path):
+def test_summary_rows(quick):
     out, _ = quick
     lines = (out / "summary.csv").read_text().splitlines()
     assert lines[0].startswith("experiment,figure,algorithm,agents,arms,horizon")
     # complete: 3 panels × (3 algorithms + 2 DEMAB readings) in each of 2 alpha readings; sparse:
     # 3 panels × (4 algorithms + relay's 2nd K' + 2 DEMAB readings); 6 frontier; 4 × 6 loss rates
     assert len(lines) == 1 + 30 + 21 + 6 + 24
+
+
+@pytest.mark.slow  # a second whole quick reproduction on one worker (~1.5 min); the same bytes
+# across worker counts is also held in the default suite (test_engines_agree: simulate with
+# jobs=2; test_dask: local jobs=2 against Dask)
+def test_a_rerun_on_one_worker_is_byte_identical(quick, tmp_path):
+    out, _ = quick
     second = tmp_path / "again"
     proc = subprocess.run(
         [

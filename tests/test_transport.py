@@ -6,6 +6,7 @@ Loopback only, on free ports; every socket, context and thread is closed in a fi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -603,3 +604,17 @@ def test_keys_cli_force_replaces_a_fleet_and_its_stale_secrets(tmp_path, capsys)
     new = load_roster(out / "roster.toml")
     assert len(new) == 2 and not (out / "agent-2.secret").exists()
     assert {n.public_key for n in new.nodes}.isdisjoint(n.public_key for n in old.nodes)
+
+
+def test_refusals_seen_only_before_close_are_still_counted(tmp_path, stack):
+    """recv drains the connection events only when no frame is ready, so a busy node could close
+    with a refusal never counted (a live test saw 0 refused after three knocks): close counts
+    what is left."""
+    a, _ = open_fleet(stack, tmp_path, 2)
+    with socket.create_connection(("127.0.0.1", a.roster.node(0).port), timeout=WAIT) as raw:
+        raw.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        with contextlib.suppress(ConnectionResetError):
+            while raw.recv(1024):  # the node's greeting, then it hangs up on the junk
+                pass
+    a.close()  # no recv and no stats before: only close can have counted it
+    assert a.stats.refused_connections == 1

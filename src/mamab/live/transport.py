@@ -405,6 +405,7 @@ class ZmqTransport(Transport):
         for dealer in self._dealers.values():
             dealer.close()  # waits at most `linger` for queued frames, in the context's term()
         if self._monitor is not None:
+            self._drain_monitor()  # recv drains only when no frame is ready: count the rest now
             self._router.disable_monitor()
             self._monitor.close(0)
             self._monitor = None
