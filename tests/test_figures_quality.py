@@ -375,3 +375,14 @@ def test_no_zoom_figure_beside_a_log_regret_axis():
     assert any(k.endswith("-regret-zoom") for k in figure_plan(results, False, Style()))
     for bounds, style in ((True, Style()), (False, Style(log_y=True))):
         assert not any(k.endswith("-regret-zoom") for k in figure_plan(results, bounds, style))
+
+
+def test_report_tables_speak_the_legends_words():
+    """report.md's table per figure names configurations as the legends do, no code keys."""
+    from mamab.experiments.report import figure_table
+
+    table = figure_table(paper_like())
+    assert "DEMAB (c = 16, own best arm)" in table and "| LCC-UCB |" in table
+    assert "complete graph" in table
+    for key in ("demab_radius", "demab_best_arm", "default", "lcc-ucb", "no-communication"):
+        assert key not in table, key

@@ -71,7 +71,8 @@ def parameter_words(r: ConfigResult, name: str) -> str:
     return spec.describe(name, value)
 
 
-def _graph(value: str, r: ConfigResult) -> str:
+def graph_words(value: str, r: ConfigResult) -> str:
+    """A configuration's graph in words ("Erdős–Rényi G(N, 10/N)")."""
     if value == "complete":
         return "complete graph"
     if value == "erdos-renyi":
@@ -89,7 +90,7 @@ SETTING_WORDS: dict[str, Callable[[object, ConfigResult], str]] = {
     "horizon": lambda v, r: f"T = {v:,}",
     "reward": lambda v, r: f"{v} rewards".capitalize(),
     "sigma": lambda v, r: f"σ = {v:g}" if r.config.get("reward") == "gaussian" else "",
-    "graph": _graph,
+    "graph": graph_words,
     "edge_prob": lambda v, r: "p = 10/N" if v is None else f"p = {v:g}",
     "means": lambda v, r: f"arm means {field_text(r.flat['means'])}",  # long: shortened
     "loss": lambda v, r: f"loss q = {v:g}",

@@ -377,15 +377,29 @@ def applies(field: str, algorithm: str) -> bool:
 
 
 def figure_table(results: list[ConfigResult]) -> str:
-    """One row per configuration; beyond (N, K), graph and algorithm, a column per varying field."""
+    """One row per configuration, in words: (N, K), the graph, a column per other varying
+    setting, and the algorithm with the parameters that vary between its rows (its spec's words,
+    "DEMAB (c = 16, own best arm)"), as in the figures' legends."""
+    from mamab.columns import STRATEGY_FIELDS
+    from mamab.figure_text import algorithm_title, graph_words, parameter_words, reads
+
     shown = ("experiment", "agents", "arms", "graph", "algorithm")
-    extra = [k for k in varying(results, CONFIG_COLUMNS) if k not in shown]
-    heads = "".join(f" {k} |" for k in extra)
+    varied = [k for k in varying(results, CONFIG_COLUMNS) if k not in shown]
+    extra = [k for k in varied if k not in STRATEGY_FIELDS]
+    heads = "".join(f" {k.replace('_', ' ')} |" for k in extra)
     lines = [
         f"| (N, K) | graph |{heads} algorithm | median final regret / agent | band | coverage | runs | "
         "median bits sent / agent |",
         f"|---|---|{'---|' * len(extra)}---|---|---|---|---|---|",
     ]
+
+    def strategy(r: ConfigResult) -> str:
+        name = r.config["algorithm"]
+        same = [m for m in results if m.config["algorithm"] == name]
+        fields = [k for k in varying(same, STRATEGY_FIELDS) if k != "algorithm" and reads(r, k)]
+        words = ", ".join(parameter_words(r, k) for k in fields)
+        return f"{algorithm_title(name)} ({words})" if words else algorithm_title(name)
+
     for r in results:
         band = r.final_band()
         runs = f"{band.runs}/{r.final_regret.shape[0]}"
@@ -400,8 +414,8 @@ def figure_table(results: list[ConfigResult]) -> str:
             f" {field_text(flat[k]) if applies(k, c['algorithm']) else ''} |" for k in extra
         )
         lines.append(
-            f"| ({c['agents']}, {c['arms']}) | {c['graph']} |{cells} {c['algorithm']} | {cells_regret} | "
-            f"{runs} | {_bits(r):.4g} |"
+            f"| ({c['agents']}, {c['arms']}) | {graph_words(c['graph'], r)} |{cells} {strategy(r)} | "
+            f"{cells_regret} | {runs} | {_bits(r):.4g} |"
         )
     return "\n".join(lines)
 
