@@ -71,6 +71,17 @@ def parameter_words(r: ConfigResult, name: str) -> str:
     return spec.describe(name, value)
 
 
+def strategy_label(r: ConfigResult, members: list[ConfigResult]) -> str:
+    """A configuration's algorithm in words, with the parameters it reads that vary between the
+    ``members`` of the same algorithm ("DEMAB (c = 16, own best arm)"): legends and tables."""
+    name = r.config["algorithm"]
+    same = [m for m in members if m.config["algorithm"] == name]
+    fields = [k for k in varying(same, STRATEGY_FIELDS) if k != "algorithm" and reads(r, k)]
+    words = ", ".join(parameter_words(r, k) for k in fields)
+    title = algorithm_title(name)
+    return f"{title} ({words})" if len(same) > 1 and words else title
+
+
 def graph_words(value: str, r: ConfigResult) -> str:
     """A configuration's graph in words ("Erdős–Rényi G(N, 10/N)")."""
     if value == "complete":

@@ -38,13 +38,11 @@ from mamab.experiments.aggregate import (
     varying,
 )
 from mamab.figure_text import (
-    algorithm_title,
     alpha_note,
     figure_setting,
-    parameter_words,
-    reads,
     setting_words,
     spec_of,
+    strategy_label,
 )
 from mamab.stats import MedianBand, band_coverage, median_band, median_ci_ranks, percent_text
 from mamab.storage import atomic_write, write_json
@@ -123,14 +121,7 @@ def panels(
 def labels(members: list[ConfigResult]) -> list[str]:
     """One distinct legend label per configuration of a panel: the algorithm's label (+ the
     parameters it uses that vary between its configurations, in its spec's words)."""
-    names = [r.config["algorithm"] for r in members]
-    out = []
-    for r, name in zip(members, names, strict=True):
-        same = [m for m, other in zip(members, names, strict=True) if other == name]
-        fields = [k for k in varying(same, STRATEGY_FIELDS) if k != "algorithm" and reads(r, k)]
-        title = algorithm_title(name)
-        words = ", ".join(parameter_words(r, k) for k in fields)
-        out.append(f"{title} ({words})" if len(same) > 1 and words else title)
+    out = [strategy_label(r, members) for r in members]
     if len(set(out)) < len(out):  # same strategy and setting, other config: say which
         out = [f"{label} [{r.config_id}]" for label, r in zip(out, members, strict=True)]
     return out

@@ -381,7 +381,7 @@ def figure_table(results: list[ConfigResult]) -> str:
     setting, and the algorithm with the parameters that vary between its rows (its spec's words,
     "DEMAB (c = 16, own best arm)"), as in the figures' legends."""
     from mamab.columns import STRATEGY_FIELDS
-    from mamab.figure_text import algorithm_title, graph_words, parameter_words, reads
+    from mamab.figure_text import graph_words, strategy_label
 
     shown = ("experiment", "agents", "arms", "graph", "algorithm")
     varied = [k for k in varying(results, CONFIG_COLUMNS) if k not in shown]
@@ -392,13 +392,6 @@ def figure_table(results: list[ConfigResult]) -> str:
         "median bits sent / agent |",
         f"|---|---|{'---|' * len(extra)}---|---|---|---|---|---|",
     ]
-
-    def strategy(r: ConfigResult) -> str:
-        name = r.config["algorithm"]
-        same = [m for m in results if m.config["algorithm"] == name]
-        fields = [k for k in varying(same, STRATEGY_FIELDS) if k != "algorithm" and reads(r, k)]
-        words = ", ".join(parameter_words(r, k) for k in fields)
-        return f"{algorithm_title(name)} ({words})" if words else algorithm_title(name)
 
     for r in results:
         band = r.final_band()
@@ -414,7 +407,7 @@ def figure_table(results: list[ConfigResult]) -> str:
             f" {field_text(flat[k]) if applies(k, c['algorithm']) else ''} |" for k in extra
         )
         lines.append(
-            f"| ({c['agents']}, {c['arms']}) | {graph_words(c['graph'], r)} |{cells} {strategy(r)} | "
+            f"| ({c['agents']}, {c['arms']}) | {graph_words(c['graph'], r)} |{cells} {strategy_label(r, results)} | "
             f"{cells_regret} | {runs} | {_bits(r):.4g} |"
         )
     return "\n".join(lines)
