@@ -27,7 +27,7 @@ import numpy as np
 
 import mamab
 from mamab import Config, simulate
-from mamab.engine.recording import CHUNK
+from mamab.resources import CHUNK  # in every revision: compare.py times old checkouts too
 
 
 def timed(
