@@ -108,7 +108,7 @@ def most_played(n, size, count):
 
 # --- Grouped bounds: the UCB baselines' exact lazy argmax (issue 23) ------------------------------
 #
-# Slots are cut into groups of GROUP consecutive arms. For a block of samples (seen <= end) every
+# Slots are cut into groups of 8 consecutive arms (16 for K > 128). For a block of samples (seen <= end) every
 # slot keeps ``upper`` = mean + W·(1/sqrt n) with W = width(end)·WIDTH_SLACK, an upper bound of its
 # index for the whole block (IEEE multiply and add are monotone), and every group the largest
 # ``upper`` of its slots (``top``; a stale larger value is still a bound). A choice evaluates the
@@ -116,7 +116,7 @@ def most_played(n, size, count):
 # others cannot hold the maximum nor tie it. A played arm's group is re-bounded exactly; a received
 # sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
 
-GROUP = 16
+SMALL_GROUPS_UP_TO = 128  # groups of 8 arms up to this K, of 16 beyond (measured, issue 19)
 GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
 
 
@@ -136,12 +136,14 @@ class GroupedUCB(NamedTuple):
     pace: np.ndarray  # (agents,) samples an agent sees per step, typically (1 + its degree if
     # told; a step that also delivers delayed samples sees more: pace only sizes the blocks)
     arms: int  # K (slots beyond it are padding)
+    shift: int  # groups of 2**shift slots
 
 
 def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> GroupedUCB:
     """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
-    groups = -(-arms // GROUP)
-    slots = groups * GROUP
+    shift = 3 if arms <= SMALL_GROUPS_UP_TO else 4
+    groups = -(-arms >> shift)
+    slots = groups << shift
     count = np.zeros((agents, slots), dtype=np.int64)
     count[:, arms:] = 1
     mean = np.zeros((agents, slots))
@@ -160,6 +162,7 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
         wide=np.zeros(agents),
         pace=np.ones(agents, dtype=np.int64) if pace is None else pace.astype(np.int64),
         arms=arms,
+        shift=shift,
     )
 
 
@@ -188,11 +191,11 @@ def block_width(alpha, seen, pace):
 
 
 @njit(cache=True, inline="always")
-def open_block(mean, inv_sqrt, upper, top, n, wide):
+def open_block(mean, inv_sqrt, upper, top, n, wide, shift):
     """Every slot's and every group's bound for a block of width bound ``wide``."""
     for g in range(top.shape[1]):
         high = -math.inf
-        for s in range(g * GROUP, (g + 1) * GROUP):
+        for s in range(g << shift, (g + 1) << shift):
             u = mean[n, s] + wide * inv_sqrt[n, s]
             upper[n, s] = u
             high = max(high, u)
@@ -200,10 +203,10 @@ def open_block(mean, inv_sqrt, upper, top, n, wide):
 
 
 @njit(cache=True, inline="always")
-def _group_best(mean, inv_sqrt, n, g, width):
+def _group_best(mean, inv_sqrt, n, g, width, shift):
     """First slot of group g with the largest index, and that index."""
-    best, value = g * GROUP, -math.inf
-    for s in range(g * GROUP, (g + 1) * GROUP):
+    best, value = g << shift, -math.inf
+    for s in range(g << shift, (g + 1) << shift):
         index = mean[n, s] + width * inv_sqrt[n, s]
         if index > value:
             best, value = s, index
@@ -211,51 +214,79 @@ def _group_best(mean, inv_sqrt, n, g, width):
 
 
 @njit(cache=True, inline="always")
-def choose_grouped(top, mean, inv_sqrt, n, width):
+def choose_grouped(top, mean, inv_sqrt, n, width, shift):
     """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open.
 
     The group of largest bound is evaluated first; then only a group whose bound exceeds the
     value found (or reaches it, before the best slot) can hold the maximum."""
     groups = top.shape[1]
-    high = -math.inf
-    for g in range(groups):
-        high = max(high, top[n, g])
+    h0 = h1 = h2 = h3 = -math.inf  # four lanes: four short chains of max, not one long one
+    g = 0
+    while g + 4 <= groups:
+        h0 = max(h0, top[n, g])
+        h1 = max(h1, top[n, g + 1])
+        h2 = max(h2, top[n, g + 2])
+        h3 = max(h3, top[n, g + 3])
+        g += 4
+    while g < groups:
+        h0 = max(h0, top[n, g])
+        g += 1
+    high = max(max(h0, h1), max(h2, h3))
     first = 0
     while top[n, first] != high:
         first += 1
-    best, value = _group_best(mean, inv_sqrt, n, first, width)
+    best, value = _group_best(mean, inv_sqrt, n, first, width, shift)
     for g in range(groups):
         bound = top[n, g]
-        if bound >= value and g != first and (bound > value or g * GROUP < best):
-            s, index = _group_best(mean, inv_sqrt, n, g, width)
+        if bound >= value and g != first and (bound > value or g << shift < best):
+            s, index = _group_best(mean, inv_sqrt, n, g, width, shift)
             if index > value or (index == value and s < best):
                 best, value = s, index
     return best
 
 
+@njit(cache=True)
+def learn_grouped(ucb, n, s, reward):
+    """Agent n learns one sample of slot s (UCB.update, expression for expression) off the hot
+    path (a delayed sample); the caller counts the sample."""
+    ucb.count[n, s] += 1
+    ucb.total[n, s] += reward
+    settle_grouped(
+        ucb.count,
+        ucb.total,
+        ucb.mean,
+        ucb.inv_sqrt,
+        ucb.upper,
+        ucb.top,
+        n,
+        s,
+        ucb.wide[n],
+        ucb.shift,
+    )
+
+
 @njit(cache=True, inline="always")
-def learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide):
-    """Agent n learns one sample of slot s (UCB.update, expression for expression); the slot's
-    bound follows, its group's bound is raised if need be. The caller counts the sample."""
-    c = count[n, s] + 1
-    count[n, s] = c
-    total[n, s] += reward
+def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide, shift):
+    """Slot s's mean, 1/sqrt n and bound from its count and sum (after one sample or several of
+    one exchange: the same numbers as one-by-one updates, whose intermediate means nobody reads);
+    its group's bound is raised if need be."""
+    c = count[n, s]
     m = total[n, s] / c
     r = 1.0 / math.sqrt(c)
     mean[n, s] = m
     inv_sqrt[n, s] = r
     u = m + wide * r
     upper[n, s] = u
-    g = s // GROUP
+    g = s >> shift
     if u > top[n, g]:
         top[n, g] = u
 
 
 @njit(cache=True, inline="always")
-def rebound_group(upper, top, n, s):
+def rebound_group(upper, top, n, s, shift):
     """The group of slot s gets its exact bound again (its largest slot was just played)."""
-    g = s // GROUP
+    g = s >> shift
     high = -math.inf
-    for t in range(g * GROUP, (g + 1) * GROUP):
+    for t in range(g << shift, (g + 1) << shift):
         high = max(high, upper[n, t])
     top[n, g] = high

@@ -39,6 +39,7 @@ from mamab.engine.ucb_kernels import (
     open_block,
     rebound_group,
     restart_grouped,
+    settle_grouped,
     ucb_width,
 )
 from mamab.faults import DELIVER, LOSE, fate
@@ -62,21 +63,19 @@ class Links(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _exchange(ucb, links, faults, counters, chosen, got, alive, step):
+def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held):
     """Held samples arrive, then every alive agent's sample of the step reaches its neighbours.
 
     Receivers are visited one by one, each hearing its neighbours by increasing id: the
     reference's order for each receiver (receivers do not interact), with its rows in cache.
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
+    upper, top, samples, wide, shift = ucb.upper, ucb.top, ucb.samples, ucb.wide, ucb.shift
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
     for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
         if arrive(late, i, counters, alive):
             v = late[i, 1]
-            learn_grouped(
-                count, total, mean, inv_sqrt, upper, top, v, late[i, 3], late_reward[i], wide[v]
-            )
+            learn_grouped(ucb, v, late[i, 3], late_reward[i])
             samples[v] += 1
     late_n[0] = 0
     indptr, indices, bits = links.indptr, links.indices, links.bits
@@ -90,7 +89,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step):
     loss, delay, key = faults.loss, faults.delay, faults.key
     plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
     for v in range(n_agents):
-        heard = 0
+        heard, n_held = 0, 0
         w = wide[v]
         for e in range(indptr[v], indptr[v + 1]):
             sender = indices[e]
@@ -112,8 +111,17 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step):
                     late_n,
                 )
                 continue
-            learn_grouped(count, total, mean, inv_sqrt, upper, top, v, slot, reward, w)
+            if not waiting[slot]:  # the slot's first sample of this exchange
+                waiting[slot] = True
+                held[n_held] = slot
+                n_held += 1
+            count[v, slot] += 1
+            total[v, slot] += reward
             heard += 1
+        for i in range(n_held):  # mean and 1/sqrt n once, as the last of one-by-one updates
+            s = held[i]
+            waiting[s] = False
+            settle_grouped(count, total, mean, inv_sqrt, upper, top, v, s, w, shift)
         samples[v] += heard
         counters[RECV, v] += heard
         counters[BITS_RECV, v] += heard * bits
@@ -125,7 +133,7 @@ def _open(ucb, n, alpha, seen):
     end, wide = block_width(alpha, seen, ucb.pace[n])
     ucb.block_end[n] = end
     ucb.wide[n] = wide
-    open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
+    open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide, ucb.shift)
 
 
 @njit(cache=True, nogil=True)
@@ -138,13 +146,15 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
-    block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
+    block_end, wide, k, shift = ucb.block_end, ucb.wide, ucb.arms, ucb.shift
     crash, back, gaps = faults.crash, faults.back, rewards.gaps
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
     first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
     chosen = np.empty(n_agents, dtype=np.int64)
     got = np.empty(n_agents)
     alive = np.ones(n_agents, dtype=np.bool_)
+    waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's slots heard this exchange
+    held = np.empty(n_agents, dtype=np.int64)  # and which they are
     widths = np.empty(rows)  # an agent alone, alive since the start, has seen step - 1 samples
     for row in range(rows):
         widths[row] = ucb_width(alpha, first + row)
@@ -176,10 +186,12 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                             width = widths[seen - first]
                         else:
                             width = ucb_width(alpha, seen)
-                    s = choose_grouped(top, mean, inv_sqrt, n, width)
+                    s = choose_grouped(top, mean, inv_sqrt, n, width, shift)
                 reward = reward_of(rewards, noise[row, n], s)
-                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
-                rebound_group(upper, top, n, s)
+                count[n, s] += 1  # UCB.update, then the group's exact bound again
+                total[n, s] += reward
+                settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide[n], shift)
+                rebound_group(upper, top, n, s, shift)
                 samples[n] += 1
                 regret[n] += gaps[s]
                 if out.trace:
@@ -187,7 +199,7 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                 chosen[n] = s
                 got[n] = reward
             if links.talk:
-                _exchange(ucb, links, faults, counters, chosen, got, alive, step)
+                _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held)
             if point < grid.size and step == grid[point]:
                 for n in range(lo, hi):
                     out.recorded[n, point] = regret[n]
