@@ -2,6 +2,7 @@
 
     python benchmarks/run.py                      # everything (about 10 minutes on 2 cores)
     python benchmarks/run.py --quick              # smaller horizons, a minute or two
+    python benchmarks/run.py --sections 'evaluation'   # only mamab reproduce (--quick and full)
     python benchmarks/run.py --smpy-python /tmp/smpy/bin/python   # add the SMPyBandits row
     python benchmarks/run.py --rows --filter lcc-ucb   # timed rows as JSON lines (compare.py)
 
@@ -96,29 +97,29 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 PAPER = [
-    ("complete", 10, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
-    ("complete", 20, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
-    ("complete", 10, 200, 100_000, ["lcc-ucb", "full-communication", "no-communication"]),
+    ("complete", 10, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication", "demab"]),
+    ("complete", 20, 100, 100_000, ["lcc-ucb", "full-communication", "no-communication", "demab"]),
+    ("complete", 10, 200, 100_000, ["lcc-ucb", "full-communication", "no-communication", "demab"]),
     (
         "erdos-renyi",
         100,
         250,
         50_000,
-        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication"],
+        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication", "demab"],
     ),
     (
         "erdos-renyi",
         150,
         250,
         50_000,
-        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication"],
+        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication", "demab"],
     ),
     (
         "erdos-renyi",
         100,
         500,
         50_000,
-        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication"],
+        ["lcc-ucb-graph", "lcc-ucb-relay", "full-communication", "no-communication", "demab"],
     ),
 ]
 
@@ -162,6 +163,70 @@ def paper_throughput(scale: float) -> str:
             "CPU time / preallocated-block floor",
         ],
         rows,
+    )
+
+
+def evaluation_agent_steps(preset: str) -> int:
+    """Agent-steps the preset simulates, each configuration once (experiments share task files)."""
+    from mamab.experiments.spec import load_preset
+
+    configs = {json.dumps(c.to_dict(), sort_keys=True): c for _, c in load_preset(preset).configs}
+    return sum(agent_steps(c) for c in configs.values())
+
+
+def whole_evaluation(quick_only: bool) -> str:
+    """``mamab reproduce --quick`` (and the full evaluation unless ``quick_only``) in a fresh
+    process with a warm kernel cache: wall, CPU of the process and its workers, peak memory of
+    the largest process, load average; against the random-number floor of as many uniforms
+    (:func:`block_floor_seconds` per uniform, this process), on one core (CPU) and two (wall)."""
+    import os
+    import tempfile
+
+    per_uniform = block_floor_seconds(100, 100_000, repeat=5) / (100 * 100_000)
+    rows = []
+    for preset, flags in [("paper-quick", ["--quick"])] + ([] if quick_only else [("paper", [])]):
+        steps = evaluation_agent_steps(preset)
+        floor_cpu = steps * per_uniform
+        with tempfile.TemporaryDirectory() as out:
+            load = os.getloadavg()[0]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "mamab", "reproduce", *flags, "--out", out],
+                check=True,
+                capture_output=True,
+            )
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        rows.append(
+            [
+                f"`mamab reproduce {' '.join(flags)}`".replace(" `", "`"),
+                f"{steps:.3g}",
+                f"{wall:.1f} s",
+                f"{cpu:.1f} s",
+                f"{after.ru_maxrss / 1024:.0f} MiB",
+                f"{load:.1f} / {os.getloadavg()[0]:.1f}",
+                f"{floor_cpu:.1f} s / {floor_cpu / 2:.1f} s",
+                f"{cpu / floor_cpu:.0f}× / {wall / (floor_cpu / 2):.0f}×",
+            ]
+        )
+    return (
+        table(
+            [
+                "command",
+                "agent-steps",
+                "wall",
+                "CPU (all processes)",
+                "peak memory (largest process)",
+                "load average before / after",
+                "floor CPU / wall on 2 cores",
+                "CPU / floor, wall / floor",
+            ],
+            rows,
+        )
+        + f"\n\nFloor: {per_uniform * 1e9:.2f} ns per uniform (numpy filling a preallocated "
+        "block, this process). Wall includes start-up, figures and the report."
     )
 
 
@@ -507,6 +572,10 @@ def main() -> None:
     parser.add_argument(
         "--list", action="store_true", help="print the --rows labels (--filter applies) and exit"
     )
+    parser.add_argument(
+        "--sections",
+        help="only the sections whose titles match this regex (e.g. 'Paper|evaluation')",
+    )
     args = parser.parse_args()
     scale = 0.1 if args.quick else 1.0
     if args.list:
@@ -522,12 +591,15 @@ def main() -> None:
     )
     for title, section in [
         ("Paper configurations (2 runs)", lambda: paper_throughput(scale)),
+        ("Whole evaluation, warm kernel cache", lambda: whole_evaluation(args.quick)),
         ("Fast engine against the reference agents", lambda: engine_ratio(scale)),
         ("Peer library", lambda: peer(args.smpy_python, scale)),
         ("Scaling of lcc-ucb with N, K and T", lambda: scaling(scale, big=not args.quick)),
         ("Peak memory", lambda: peak_memory(scale)),
         ("Dask: 2 local workers against the local runner", lambda: dask_speedup(scale)),
     ]:
+        if args.sections and not re.search(args.sections, title):
+            continue
         start = time.perf_counter()
         body = section()
         print(f"## {title}\n\n{body}\n\n_({time.perf_counter() - start:.0f} s)_\n", flush=True)

@@ -117,7 +117,11 @@ def most_played(n, size, count):
 # sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
 
 SMALL_GROUPS_UP_TO = 128  # groups of 8 arms up to this K, of 16 beyond (measured, issue 19)
-GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
+#: blocks of max(BLOCK_STEPS steps, samples >> GROUP_BLOCK_SHIFT); index: K <= SMALL_GROUPS_UP_TO.
+#: Longer blocks open (recompute every bound) less often but evaluate more groups per choice:
+#: counted in benchmarks/README.md ("Grouped bounds, counted").
+BLOCK_STEPS = (32, 16)
+GROUP_BLOCK_SHIFT = 12
 
 
 class GroupedUCB(NamedTuple):
@@ -133,15 +137,18 @@ class GroupedUCB(NamedTuple):
     untried: np.ndarray  # (agents,) the lowest arm maybe never sampled
     block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
     wide: np.ndarray  # (agents,) W, the width bound of the block
-    pace: np.ndarray  # (agents,) samples an agent sees per step, typically (1 + its degree if
-    # told; a step that also delivers delayed samples sees more: pace only sizes the blocks)
+    least: np.ndarray  # (agents,) the shortest block, in samples: BLOCK_STEPS steps of the
+    # samples an agent sees per step (1 + its degree if told; it only sizes the blocks)
     arms: int  # K (slots beyond it are padding)
     shift: int  # groups of 2**shift slots
 
 
-def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> GroupedUCB:
-    """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
-    shift = 3 if arms <= SMALL_GROUPS_UP_TO else 4
+def grouped_ucb(agents: int, arms: int, per_step: np.ndarray | None = None) -> GroupedUCB:
+    """Fresh state: no samples, no block open; ``per_step``: samples seen per step (default 1)."""
+    small = arms <= SMALL_GROUPS_UP_TO
+    shift = 3 if small else 4
+    steps = BLOCK_STEPS[small]
+    per_step = np.ones(agents, dtype=np.int64) if per_step is None else per_step
     groups = -(-arms >> shift)
     slots = groups << shift
     count = np.zeros((agents, slots), dtype=np.int64)
@@ -160,7 +167,7 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
         untried=np.zeros(agents, dtype=np.int64),
         block_end=np.full(agents, -1, dtype=np.int64),
         wide=np.zeros(agents),
-        pace=np.ones(agents, dtype=np.int64) if pace is None else pace.astype(np.int64),
+        least=(steps * per_step).astype(np.int64),
         arms=arms,
         shift=shift,
     )
@@ -184,22 +191,30 @@ def restart_grouped(ucb, n):
 
 
 @njit(cache=True, inline="always")
-def block_width(alpha, seen, pace):
-    """(last sample count, W) of a block opened at ``seen`` samples, ``pace`` samples a step."""
-    end = seen + max(8 * pace, seen >> GROUP_BLOCK_SHIFT)
+def block_width(alpha, seen, least):
+    """(last sample count, W) of a block opened at ``seen`` samples, ``least`` samples long or
+    more."""
+    end = seen + max(least, seen >> GROUP_BLOCK_SHIFT)
     return end, ucb_width(alpha, end) * WIDTH_SLACK
 
 
 @njit(cache=True, inline="always")
 def open_block(mean, inv_sqrt, upper, top, n, wide, shift):
     """Every slot's and every group's bound for a block of width bound ``wide``."""
+    for s in range(mean.shape[1]):
+        upper[n, s] = mean[n, s] + wide * inv_sqrt[n, s]
     for g in range(top.shape[1]):
-        high = -math.inf
-        for s in range(g << shift, (g + 1) << shift):
-            u = mean[n, s] + wide * inv_sqrt[n, s]
-            upper[n, s] = u
-            high = max(high, u)
-        top[n, g] = high
+        top[n, g] = _largest(upper, n, g << shift, (g + 1) << shift)
+
+
+@njit(cache=True, inline="always", fastmath={"nnan"})
+def _largest(values, n, lo, hi):
+    """Largest of values[n, lo:hi]; no NaN there, so LLVM may vectorise the reduction (the flag
+    allows nothing else: no contraction, no reassociation of the sums)."""
+    high = -math.inf
+    for s in range(lo, hi):
+        high = max(high, values[n, s])
+    return high
 
 
 @njit(cache=True, inline="always")

@@ -130,7 +130,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
 @njit(cache=True)
 def _open(ucb, n, alpha, seen):
     """Agent n opens a block of choices at ``seen`` samples (cold path)."""
-    end, wide = block_width(alpha, seen, ucb.pace[n])
+    end, wide = block_width(alpha, seen, ucb.least[n])
     ucb.block_end[n] = end
     ucb.wide[n] = wide
     open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide, ucb.shift)
