@@ -21,7 +21,8 @@ REWARD_MODELS = ("bernoulli", "gaussian")
 #: averages stay far from float64 overflow (1.8e308), so both engines compute with finite
 #: numbers only. Beyond it a reward overflows to inf (sigma = 1e308) and the engines would part.
 MAX_MAGNITUDE = 1e100
-MAX_CHUNK_VALUES = 1 << 24  # noise numbers drawn at once
+CHUNK = 4096  # noise steps drawn at once by every engine
+MAX_CHUNK_VALUES = 1 << 24  # noise numbers drawn at once, at most
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def noise_chunks(
     reward: str,
     n_agents: int,
     horizon: int,
-    chunk: int = 4096,
+    chunk: int = CHUNK,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[np.ndarray]:
     """Yield the noise table in blocks of at most ``chunk`` steps, shape (steps, n_agents).

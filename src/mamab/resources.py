@@ -19,7 +19,7 @@ from mamab.algorithms.registry import engine_for, lookup
 from mamab.algorithms.spec import GraphShape
 from mamab.config import Config
 from mamab.errors import ConfigError
-from mamab.problem import MAX_CHUNK_VALUES
+from mamab.problem import CHUNK, MAX_CHUNK_VALUES
 
 #: Work refused as too long: the estimate says more than this many seconds.
 MAX_SECONDS = 30 * 24 * 3600.0
@@ -27,7 +27,6 @@ MAX_SECONDS = 30 * 24 * 3600.0
 CONFIRM_SECONDS = 24 * 3600.0
 #: Work worth announcing (estimate on stderr, progress bar on a terminal).
 LONG_SECONDS = 30.0
-CHUNK = 4096  # noise steps drawn at once by every engine
 EDGE_BYTES = 300  # networkx adjacency (both directions) + neighbour tuples + CSR, per edge
 NODE_BYTES = 500  # networkx node dicts + neighbour tuple, per node
 REFERENCE_SLOWDOWN = 300.0  # the online agents against the numba kernels, per agent-step

@@ -20,10 +20,8 @@ from mamab.attacks import attack_plan, draw_liars
 from mamab.config import Config
 from mamab.faults import crash_steps, fault_seed, recovery_steps
 from mamab.instance import Instance
-from mamab.problem import noise_chunks
+from mamab.problem import CHUNK, noise_chunks
 from mamab.result import COUNTERS, RunResult
-
-CHUNK = 4096  # steps per noise block
 
 
 class Rewards(NamedTuple):
