@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import threading
 import time
 
@@ -587,6 +588,36 @@ def test_a_node_alone_waits_again_for_a_silent_neighbour_heard_again_even_if_beh
         (1, 21),
         (21, 22),
     ]
+
+
+def test_a_resumed_node_alone_still_waits_again_at_once_for_a_neighbour_heard_behind() -> None:
+    """Node 0 runs 20 steps alone (nodes 1 and 2 silent), is checkpointed and resumed. While it
+    greets its neighbours (node 2 never answers), node 1 starts and its frames 1..5 arrive,
+    late: the checkpoint kept that node 0 waits for nobody, so it waits for node 1 again at once
+    (restored as not alone, it waited again only once node 1 reached its last round)."""
+    config = Config("full-communication", 3, 6, 40, seed=2, graph="complete")
+    instance, agents, _ = fleet(config, 0)
+    network = MemoryNetwork(3)
+    spec = wire_spec(config)
+    nodes = [
+        LiveNode(a, network.transport(a.agent_id), spec, sync=True, timeout=0.05) for a in agents
+    ]
+    means = instance.problem.means
+
+    def steps(node: LiveNode, count: int) -> None:
+        for _ in range(count):
+            arm = node.select_arm()
+            node.observe(arm, float(means[arm]))
+
+    steps(nodes[0], 20)
+    assert nodes[0].counts.silent == {1: 1, 2: 1}
+    state = pickle.loads(pickle.dumps(nodes[0].state()))  # as a checkpoint file holds it
+    resumed = LiveNode(fleet(config, 0)[1][0], nodes[0].transport, spec, sync=True, timeout=0.05)
+    resumed.restore(state, incarnation=2)
+    steps(nodes[1], 5)  # node 1 waits for nobody either: it runs on
+    assert resumed.greet(timeout=0.2) == {2}  # as `mamab agent --resume` starts
+    assert resumed.counts.messages_received == 0  # frames 1..5 are held for their steps
+    assert 1 in resumed._waiting_for and 2 not in resumed._waiting_for
 
 
 class LosesOne(MemoryTransport):

@@ -20,7 +20,7 @@ from mamab.errors import ConfigError
 from mamab.live.node import LiveNode
 from mamab.storage import atomic_write
 
-FORMAT = 1
+FORMAT = 2  # 2: the node's 'waits for nobody' (_alone) is kept
 
 
 class Checkpoints:

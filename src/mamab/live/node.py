@@ -648,6 +648,7 @@ _STATE = (
     "_newest",
     "_silent_since",
     "_last_round",
+    "_alone",
     "_silences",
     "_links",
     "last_rounds",
