@@ -344,7 +344,8 @@ def test_cache_state_is_read_from_numba(tmp_path):
     """With a fresh cache directory every kernel is cold; after one run its kernel is warm."""
     code = (
         "from mamab.engine.warmup import cold; from mamab import Config, simulate; "
-        "print(cold(['lcc-ucb'])); simulate(Config('lcc-ucb', 2, 4, 20)); print(cold(['lcc-ucb']))"
+        "print(cold(['no-communication'])); simulate(Config('no-communication', 2, 4, 20)); "
+        "print(cold(['no-communication']))"
     )
     env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     found = subprocess.run(
