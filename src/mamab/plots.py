@@ -37,6 +37,7 @@ from mamab.experiments.aggregate import (
     setting_key,
     varying,
 )
+from mamab.experiments.forkmap import fork_map
 from mamab.figure_text import (
     alpha_note,
     figure_setting,
@@ -789,7 +790,11 @@ MANIFEST = "manifest.json"  # in figures/: the files mamab drew there, and their
 
 
 def draw_all(
-    results: list[ConfigResult], out: Path, bounds: bool = False, style: Style | None = None
+    results: list[ConfigResult],
+    out: Path,
+    bounds: bool = False,
+    style: Style | None = None,
+    jobs: int = 1,
 ) -> dict[str, list[Path]]:
     """Every figure of a sweep into ``out/figures``: regret, bits and frontier (or regret against
     the loss or the number of liars swept).
@@ -798,6 +803,8 @@ def draw_all(
     its ``manifest.json``) that are not redrawn now — another format, a configuration no longer
     in the tables — are removed; files it did not draw are never touched. ``style=None``
     redraws in the style recorded by the last drawing (formats, dpi, time axis), else the default.
+    ``jobs``: figures drawn at once, in forked processes (:func:`mamab.experiments.forkmap.fork_map`); the
+    files are the same whatever the number.
     """
     directory = out / "figures"
     try:
@@ -810,7 +817,11 @@ def draw_all(
     names = [f"{key}.{ext}" for key in plan for ext in style.formats]
     # listed before drawing: a drawing interrupted halfway leaves no file unaccounted for
     write_manifest(directory, sorted({*before, *names}), style)
-    drawn = {key: save(make(), directory / key, style) for key, make in plan.items()}
+    keys = list(plan)
+    paths = fork_map(
+        lambda key: save(plan[key](), directory / key, style), keys, jobs, cost=drawing_cost
+    )
+    drawn = dict(zip(keys, paths, strict=True))
     for stale in sorted(set(before) - set(names)):
         path = directory / stale
         if path.is_file() and not path.is_symlink() and path.parent == directory:
@@ -822,6 +833,16 @@ def draw_all(
                 ) from None
     write_manifest(directory, sorted(names), style)
     return drawn
+
+
+#: Rough relative cost of drawing each kind of figure (measured: bits and frontier figures, with
+#: their symlog axes and numbered points, take about twice a regret figure's time).
+KIND_COST = {"bits": 2.0, "frontier": 2.0}
+
+
+def drawing_cost(key: str) -> float:
+    """A guess of a figure's drawing time from its file stem ('<figure>-<kind>'), for ordering."""
+    return KIND_COST.get(key.rsplit("-", 1)[-1], 1.0)
 
 
 def read_manifest(directory: Path) -> tuple[list[str], Style | None]:
