@@ -575,7 +575,7 @@ def frontier_figure(results: list[ConfigResult], title: str = "Final regret agai
     def finish(figure: Figure) -> None:
         for ax in figure.axes:
             frontier_axis(ax, every_bits)
-        figure.fig.canvas.draw()  # final limits: place the numbers where they overlap nothing
+        settle(figure.fig)  # final limits: place the numbers where they overlap nothing
         number_points(marks)
 
     return panel_figure(
@@ -587,6 +587,17 @@ def frontier_figure(results: list[ConfigResult], title: str = "Final regret agai
         legend_title="* on the frontier: no other point has both fewer bits and lower regret",
         finish=finish,
     )
+
+
+def settle(fig) -> None:
+    """Give ``fig``'s panels their final place and view limits, as drawing it would, without
+    rendering a pixel: its layout engine and autoscaling only (a third of a draw's time)."""
+    for ax in fig.axes:
+        ax.apply_aspect()
+    if (engine := fig.get_layout_engine()) is not None:
+        engine.execute(fig)
+    for ax in fig.axes:
+        ax.get_xlim(), ax.get_ylim()  # autoscaling done
 
 
 #: Where a point's number goes (offset in points), tried in order until it overlaps no other.
