@@ -85,7 +85,7 @@ def reproduce(
             out,
             bounds=bounds,
             style=style or Style(),
-            jobs=_drawing_jobs(jobs, executor),
+            jobs=drawing_jobs(jobs, executor),
         )
         if spec.name.startswith("malicious"):
             title, notes = (
@@ -102,7 +102,7 @@ def reproduce(
     return outcome
 
 
-def _drawing_jobs(jobs: int | None, executor: Executor | None) -> int:
+def drawing_jobs(jobs: int | None = None, executor: Executor | None = None) -> int:
     """Figures drawn at once: one per core here, at most the jobs the user allowed the tasks
     (``jobs``, or a local executor's); figures are drawn on this machine whatever ran the tasks."""
     if jobs is None and isinstance(executor, LocalExecutor):
