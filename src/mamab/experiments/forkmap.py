@@ -28,6 +28,12 @@ def _call(index: int) -> Any:
     return fn(items[index])
 
 
+def costliest_first(items: Sequence[T], cost: Callable[[T], float]) -> list[int]:
+    """Indices of ``items`` by decreasing ``cost`` (ties in their order): the order of work that
+    ends a pool's workers together (longest processing time first)."""
+    return sorted(range(len(items)), key=lambda i: -cost(items[i]))
+
+
 def fork_map(
     fn: Callable[[T], R],
     items: Sequence[T],
@@ -44,11 +50,7 @@ def fork_map(
     jobs = min(jobs, len(items))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [fn(item) for item in items]
-    order = (
-        range(len(items))
-        if cost is None
-        else sorted(range(len(items)), key=lambda i: -cost(items[i]))
-    )
+    order = range(len(items)) if cost is None else costliest_first(items, cost)
     _WORK = (fn, items)
     try:
         with ProcessPoolExecutor(
