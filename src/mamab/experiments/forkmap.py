@@ -45,6 +45,7 @@ def fork_map(
     ``cost``: a guess of each item's work; the costliest start first, so the workers end
     together. Results come back in the order of ``items`` whatever the order of work. The first
     failure is raised here, and no item still queued starts. The workers die with this process.
+    One call at a time per process (the work is handed over in a module global).
     """
     global _WORK
     jobs = min(jobs, len(items))
