@@ -386,3 +386,49 @@ def test_report_tables_speak_the_legends_words():
     assert "complete graph" in table
     for key in ("demab_radius", "demab_best_arm", "default", "lcc-ucb", "no-communication"):
         assert key not in table, key
+
+
+# -- issue 23: --quick's figures cost less, the same figures --------------------------------------
+
+
+def test_a_figure_is_laid_out_once_whatever_its_formats(tmp_path, monkeypatch):
+    """The second and third formats keep the first's layout (each used to lay it out anew)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from mamab.plots import save
+
+    calls = []
+    execute = ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(
+        ConstrainedLayoutEngine, "execute", lambda self, fig: calls.append(1) or execute(self, fig)
+    )
+    paths = save(regret_figure(paper_like()), tmp_path / "r", Style(formats=("png", "svg", "pdf")))
+    assert [p.suffix for p in paths] == [".png", ".svg", ".pdf"] and all(
+        p.stat().st_size for p in paths
+    )
+    assert len(calls) == 1
+
+
+def _numbers(fig) -> list[tuple]:
+    return [(t.get_text(), t.xyann) for ax in panels_of(fig) for t in ax.texts]
+
+
+@pytest.mark.parametrize("results", [paper_like, sparse_like])
+def test_frontier_numbers_are_placed_without_rendering_as_after_a_draw(results, monkeypatch):
+    """The frontier settles its layout and limits without drawing a pixel, and places its point
+    numbers exactly where a full draw's limits put them."""
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    import mamab.plots
+
+    draws = []
+    draw = FigureCanvasAgg.draw
+    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: draws.append(1) or draw(self))
+    settled = frontier_figure(results())
+    assert draws == []
+    monkeypatch.setattr(mamab.plots, "settle", lambda fig: fig.canvas.draw())
+    drawn = frontier_figure(results())
+    assert _numbers(settled) == _numbers(drawn) and _numbers(settled)
+    plt.close(settled)
+    plt.close(drawn)

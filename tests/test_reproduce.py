@@ -79,6 +79,11 @@ def test_a_rerun_on_one_worker_is_byte_identical(quick, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert (second / "summary.csv").read_bytes() == (out / "summary.csv").read_bytes()
+    # figures drawn in turn (--jobs 1) and side by side (issue 23): the same PNG bytes
+    pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert pngs == sorted(p.name for p in (second / "figures").glob("*.png")) and pngs
+    for name in pngs:
+        assert (second / "figures" / name).read_bytes() == (out / "figures" / name).read_bytes()
 
 
 def _claim_row(report: str, section: str, claim: str) -> list[str]:

@@ -530,6 +530,20 @@ def test_the_figures_directory_holds_exactly_the_current_figures(tmp_path, capsy
     assert (out / "figures" / "mine.png").read_bytes() == b"the user's figure"
 
 
+def test_figures_drawn_side_by_side_are_the_ones_drawn_in_turn(tmp_path):
+    """Issue 23: draw_all(jobs=2) draws each figure in a forked process, the same bytes."""
+    outcome = run_sweep(load_spec(small(tmp_path)), tmp_path / "out", jobs=1, progress=False)
+    style = Style(formats=("png",))
+    one = draw_all(outcome.results, tmp_path / "one", style=style, jobs=1)
+    two = draw_all(outcome.results, tmp_path / "two", style=style, jobs=2)
+    assert list(one) == list(two) == ["a-regret", "a-bits", "a-frontier"]
+    for key, paths in one.items():
+        assert [p.read_bytes() for p in paths] == [p.read_bytes() for p in two[key]]
+    assert figures(tmp_path / "two") == {f"a-{k}.png" for k in ("regret", "bits", "frontier")} | {
+        MANIFEST
+    }
+
+
 def test_reproduce_in_another_format_leaves_no_stale_figures(tmp_path, monkeypatch):
     """The issue's case: `mamab reproduce --format pdf` into a directory holding its PNGs."""
     import mamab.experiments

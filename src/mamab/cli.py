@@ -462,9 +462,10 @@ def sweep(
         """Under the sweep's lock, so figures match the tables; in the style of the last drawing
         (mamab plot, reproduce --format), else PNG + SVG; figures mamab drew before and does not
         redraw now are removed (figures/manifest.json)."""
+        from mamab.experiments.reproduce import drawing_jobs
         from mamab.plots import draw_all
 
-        draw_all(outcome.results, out)
+        draw_all(outcome.results, out, jobs=drawing_jobs(executor=runner))
 
     outcome = run_sweep(
         spec,
@@ -487,11 +488,12 @@ def sweep(
 def plot(results_dir: Path, bounds: bool) -> None:
     """Redraw every figure of a finished sweep from its stored tables, without rerunning."""
     from mamab.experiments.aggregate import read_curves
+    from mamab.experiments.reproduce import drawing_jobs
     from mamab.outdir import claimed
     from mamab.plots import draw_all
 
     with claimed(results_dir, create=False):  # no sweep rewrites the tables meanwhile
-        drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds)
+        drawn = draw_all(read_curves(results_dir), results_dir, bounds=bounds, jobs=drawing_jobs())
     for paths in drawn.values():
         click.echo(" ".join(str(p) for p in paths))
 
@@ -501,6 +503,7 @@ def plot(results_dir: Path, bounds: bool) -> None:
 def frontier(results_dir: Path) -> None:
     """Regret against bits per agent for every configuration of a finished sweep (+ figures)."""
     from mamab.experiments.aggregate import read_curves, varying
+    from mamab.experiments.reproduce import drawing_jobs
     from mamab.outdir import claimed
     from mamab.plots import draw_all, frontier_points, panel_title, panels, pareto
     from mamab.stats import percent_text
@@ -536,7 +539,7 @@ def frontier(results_dir: Path) -> None:
                 f"  {p.label:<{width}} {p.bits:>12.4g} {p.regret:>13.1f} {band:>22} "
                 f"{percent_text(p.band.coverage):>8} {runs:>7}  {mark}"
             )
-    draw_all(results, results_dir)
+    draw_all(results, results_dir, jobs=drawing_jobs())
 
 
 @cli.command()

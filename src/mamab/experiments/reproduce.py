@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mamab.algorithms.params import AlgorithmParams
 from mamab.algorithms.registry import builtin_names, lookup
-from mamab.experiments.executors import Executor
+from mamab.experiments.executors import Executor, LocalExecutor
 from mamab.experiments.report import (
     FAMILY_TITLES,
     PAPER_CITATION,
@@ -20,6 +20,7 @@ from mamab.experiments.runner import SweepOutcome, run_sweep
 from mamab.experiments.spec import SweepSpec
 from mamab.outdir import claimed
 from mamab.plots import Style, draw_all
+from mamab.resources import cores
 from mamab.storage import atomic_write
 
 
@@ -79,7 +80,13 @@ def reproduce(
         outcome = run_sweep(
             spec, out, executor=executor, jobs=jobs, allow_long=allow_long, confirm=confirm
         )
-        figures = draw_all(outcome.results, out, bounds=bounds, style=style or Style())
+        figures = draw_all(
+            outcome.results,
+            out,
+            bounds=bounds,
+            style=style or Style(),
+            jobs=drawing_jobs(jobs, executor),
+        )
         if spec.name.startswith("malicious"):
             title, notes = (
                 "mamab: honest regret among malicious agents",
@@ -93,6 +100,14 @@ def reproduce(
         text = render(outcome.results, figures, out, title, notes)
         atomic_write(out / "report.md", lambda tmp: tmp.write_text(text))
     return outcome
+
+
+def drawing_jobs(jobs: int | None = None, executor: Executor | None = None) -> int:
+    """Figures drawn at once: one per core here, at most the jobs the user allowed the tasks
+    (``jobs``, or a local executor's); figures are drawn on this machine whatever ran the tasks."""
+    if jobs is None and isinstance(executor, LocalExecutor):
+        jobs = executor.jobs
+    return max(1, min(jobs or cores(), cores()))
 
 
 def _run_line(spec: SweepSpec, outcome: SweepOutcome) -> str:
