@@ -138,10 +138,10 @@ def test_engines_split_runs_the_same_way():
 
 
 def test_ucb_baselines_across_tiles_groups_and_faults():
-    # More agents than a no-communication tile (8), arms in several groups (of 8 up to K = 128,
-    # of 16 beyond) with padding, crashes with recovery, grid points inside chunks; full
-    # communication with loss and delay, and on a complete graph, where a receiver hears one
-    # arm from several neighbours in one exchange (its mean is computed once).
+    # More agents than a no-communication tile (8), arms in several groups of 16 with padding,
+    # crashes with recovery, grid points inside chunks; full communication with loss and delay,
+    # and on a complete graph, where a receiver hears one arm from several neighbours in one
+    # exchange (its mean is computed once, after the last).
     faults = {"crash_rate": 0.002, "recover_after": 60, "grid_points": 37}
     assert_identical(Config("no-communication", agents=13, arms=53, horizon=1500, seed=5, **faults))
     assert_identical(

@@ -108,7 +108,7 @@ def most_played(n, size, count):
 
 # --- Grouped bounds: the UCB baselines' exact lazy argmax (issue 23) ------------------------------
 #
-# Slots are cut into groups of 8 consecutive arms (16 for K > 128). For a block of samples (seen <= end) every
+# Slots are cut into groups of GROUP consecutive arms. For a block of samples (seen <= end) every
 # slot keeps ``upper`` = mean + W·(1/sqrt n) with W = width(end)·WIDTH_SLACK, an upper bound of its
 # index for the whole block (IEEE multiply and add are monotone), and every group the largest
 # ``upper`` of its slots (``top``; a stale larger value is still a bound). A choice evaluates the
@@ -116,12 +116,8 @@ def most_played(n, size, count):
 # others cannot hold the maximum nor tie it. A played arm's group is re-bounded exactly; a received
 # sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
 
-SMALL_GROUPS_UP_TO = 128  # groups of 8 arms up to this K, of 16 beyond (measured, issue 19)
-#: blocks of max(BLOCK_STEPS steps, samples >> GROUP_BLOCK_SHIFT); index: K <= SMALL_GROUPS_UP_TO.
-#: Longer blocks open (recompute every bound) less often but evaluate more groups per choice:
-#: counted in benchmarks/README.md ("Grouped bounds, counted").
-BLOCK_STEPS = (32, 16)
-GROUP_BLOCK_SHIFT = 12
+GROUP = 16
+GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
 
 
 class GroupedUCB(NamedTuple):
@@ -137,20 +133,15 @@ class GroupedUCB(NamedTuple):
     untried: np.ndarray  # (agents,) the lowest arm maybe never sampled
     block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
     wide: np.ndarray  # (agents,) W, the width bound of the block
-    least: np.ndarray  # (agents,) the shortest block, in samples: BLOCK_STEPS steps of the
-    # samples an agent sees per step (1 + its degree if told; it only sizes the blocks)
+    pace: np.ndarray  # (agents,) samples an agent sees per step, typically (1 + its degree if
+    # told; a step that also delivers delayed samples sees more: pace only sizes the blocks)
     arms: int  # K (slots beyond it are padding)
-    shift: int  # groups of 2**shift slots
 
 
-def grouped_ucb(agents: int, arms: int, per_step: np.ndarray | None = None) -> GroupedUCB:
-    """Fresh state: no samples, no block open; ``per_step``: samples seen per step (default 1)."""
-    small = arms <= SMALL_GROUPS_UP_TO
-    shift = 3 if small else 4
-    steps = BLOCK_STEPS[small]
-    per_step = np.ones(agents, dtype=np.int64) if per_step is None else per_step
-    groups = -(-arms >> shift)
-    slots = groups << shift
+def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> GroupedUCB:
+    """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
+    groups = -(-arms // GROUP)
+    slots = groups * GROUP
     count = np.zeros((agents, slots), dtype=np.int64)
     count[:, arms:] = 1
     mean = np.zeros((agents, slots))
@@ -167,9 +158,8 @@ def grouped_ucb(agents: int, arms: int, per_step: np.ndarray | None = None) -> G
         untried=np.zeros(agents, dtype=np.int64),
         block_end=np.full(agents, -1, dtype=np.int64),
         wide=np.zeros(agents),
-        least=(steps * per_step).astype(np.int64),
+        pace=np.ones(agents, dtype=np.int64) if pace is None else pace.astype(np.int64),
         arms=arms,
-        shift=shift,
     )
 
 
@@ -191,37 +181,29 @@ def restart_grouped(ucb, n):
 
 
 @njit(cache=True, inline="always")
-def block_width(alpha, seen, least):
-    """(last sample count, W) of a block opened at ``seen`` samples, ``least`` samples long or
-    more."""
-    end = seen + max(least, seen >> GROUP_BLOCK_SHIFT)
+def block_width(alpha, seen, pace):
+    """(last sample count, W) of a block opened at ``seen`` samples, ``pace`` samples a step."""
+    end = seen + max(8 * pace, seen >> GROUP_BLOCK_SHIFT)
     return end, ucb_width(alpha, end) * WIDTH_SLACK
 
 
 @njit(cache=True, inline="always")
-def open_block(mean, inv_sqrt, upper, top, n, wide, shift):
+def open_block(mean, inv_sqrt, upper, top, n, wide):
     """Every slot's and every group's bound for a block of width bound ``wide``."""
-    for s in range(mean.shape[1]):
-        upper[n, s] = mean[n, s] + wide * inv_sqrt[n, s]
     for g in range(top.shape[1]):
-        top[n, g] = _largest(upper, n, g << shift, (g + 1) << shift)
-
-
-@njit(cache=True, inline="always", fastmath={"nnan"})
-def _largest(values, n, lo, hi):
-    """Largest of values[n, lo:hi]; no NaN there, so LLVM may vectorise the reduction (the flag
-    allows nothing else: no contraction, no reassociation of the sums)."""
-    high = -math.inf
-    for s in range(lo, hi):
-        high = max(high, values[n, s])
-    return high
+        high = -math.inf
+        for s in range(g * GROUP, (g + 1) * GROUP):
+            u = mean[n, s] + wide * inv_sqrt[n, s]
+            upper[n, s] = u
+            high = max(high, u)
+        top[n, g] = high
 
 
 @njit(cache=True, inline="always")
-def _group_best(mean, inv_sqrt, n, g, width, shift):
+def _group_best(mean, inv_sqrt, n, g, width):
     """First slot of group g with the largest index, and that index."""
-    best, value = g << shift, -math.inf
-    for s in range(g << shift, (g + 1) << shift):
+    best, value = g * GROUP, -math.inf
+    for s in range(g * GROUP, (g + 1) * GROUP):
         index = mean[n, s] + width * inv_sqrt[n, s]
         if index > value:
             best, value = s, index
@@ -229,62 +211,42 @@ def _group_best(mean, inv_sqrt, n, g, width, shift):
 
 
 @njit(cache=True, inline="always")
-def choose_grouped(top, mean, inv_sqrt, n, width, shift):
+def choose_grouped(top, mean, inv_sqrt, n, width):
     """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open.
 
     The group of largest bound is evaluated first; then only a group whose bound exceeds the
     value found (or reaches it, before the best slot) can hold the maximum."""
     groups = top.shape[1]
-    h0 = h1 = h2 = h3 = -math.inf  # four lanes: four short chains of max, not one long one
-    g = 0
-    while g + 4 <= groups:
-        h0 = max(h0, top[n, g])
-        h1 = max(h1, top[n, g + 1])
-        h2 = max(h2, top[n, g + 2])
-        h3 = max(h3, top[n, g + 3])
-        g += 4
-    while g < groups:
-        h0 = max(h0, top[n, g])
-        g += 1
-    high = max(max(h0, h1), max(h2, h3))
+    high = -math.inf
+    for g in range(groups):
+        high = max(high, top[n, g])
     first = 0
     while top[n, first] != high:
         first += 1
-    best, value = _group_best(mean, inv_sqrt, n, first, width, shift)
+    best, value = _group_best(mean, inv_sqrt, n, first, width)
     for g in range(groups):
         bound = top[n, g]
-        if bound >= value and g != first and (bound > value or g << shift < best):
-            s, index = _group_best(mean, inv_sqrt, n, g, width, shift)
+        if bound >= value and g != first and (bound > value or g * GROUP < best):
+            s, index = _group_best(mean, inv_sqrt, n, g, width)
             if index > value or (index == value and s < best):
                 best, value = s, index
     return best
 
 
-@njit(cache=True)
-def learn_grouped(ucb, n, s, reward):
-    """Agent n learns one sample of slot s (UCB.update, expression for expression) off the hot
-    path (a delayed sample); the caller counts the sample."""
-    ucb.count[n, s] += 1
-    ucb.total[n, s] += reward
-    settle_grouped(
-        ucb.count,
-        ucb.total,
-        ucb.mean,
-        ucb.inv_sqrt,
-        ucb.upper,
-        ucb.top,
-        n,
-        s,
-        ucb.wide[n],
-        ucb.shift,
-    )
+@njit(cache=True, inline="always")
+def learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide):
+    """Agent n learns one sample of slot s (UCB.update, expression for expression); the slot's
+    bound follows, its group's bound is raised if need be. The caller counts the sample."""
+    count[n, s] += 1
+    total[n, s] += reward
+    settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide)
 
 
 @njit(cache=True, inline="always")
-def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide, shift):
-    """Slot s's mean, 1/sqrt n and bound from its count and sum (after one sample or several of
-    one exchange: the same numbers as one-by-one updates, whose intermediate means nobody reads);
-    its group's bound is raised if need be."""
+def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide):
+    """Slot s's mean, 1/sqrt n and bound from its count and sum: after one sample, or after
+    several of one exchange (the numbers of one-by-one updates, whose intermediate means nobody
+    reads); its group's bound is raised if need be."""
     c = count[n, s]
     m = total[n, s] / c
     r = 1.0 / math.sqrt(c)
@@ -292,16 +254,16 @@ def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide, shift):
     inv_sqrt[n, s] = r
     u = m + wide * r
     upper[n, s] = u
-    g = s >> shift
+    g = s // GROUP
     if u > top[n, g]:
         top[n, g] = u
 
 
 @njit(cache=True, inline="always")
-def rebound_group(upper, top, n, s, shift):
+def rebound_group(upper, top, n, s):
     """The group of slot s gets its exact bound again (its largest slot was just played)."""
-    g = s >> shift
+    g = s // GROUP
     high = -math.inf
-    for t in range(g << shift, (g + 1) << shift):
+    for t in range(g * GROUP, (g + 1) * GROUP):
         high = max(high, upper[n, t])
     top[n, g] = high

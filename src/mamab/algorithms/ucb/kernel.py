@@ -68,14 +68,20 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
 
     Receivers are visited one by one, each hearing its neighbours by increasing id: the
     reference's order for each receiver (receivers do not interact), with its rows in cache.
+    A receiver adds each sample to its arm's count and sum in that order, and computes the mean
+    and 1/sqrt n of each arm heard once, after the last (``waiting``/``held``: scratch of the
+    arms heard): the numbers of one-by-one updates, with one division and square root per arm
+    rather than per sample (on a complete graph the neighbours often play the same arm).
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    upper, top, samples, wide, shift = ucb.upper, ucb.top, ucb.samples, ucb.wide, ucb.shift
+    upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
     for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
         if arrive(late, i, counters, alive):
             v = late[i, 1]
-            learn_grouped(ucb, v, late[i, 3], late_reward[i])
+            learn_grouped(
+                count, total, mean, inv_sqrt, upper, top, v, late[i, 3], late_reward[i], wide[v]
+            )
             samples[v] += 1
     late_n[0] = 0
     indptr, indices, bits = links.indptr, links.indices, links.bits
@@ -111,17 +117,17 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
                     late_n,
                 )
                 continue
-            if not waiting[slot]:  # the slot's first sample of this exchange
+            if not waiting[slot]:  # the arm's first sample of this exchange
                 waiting[slot] = True
                 held[n_held] = slot
                 n_held += 1
             count[v, slot] += 1
             total[v, slot] += reward
             heard += 1
-        for i in range(n_held):  # mean and 1/sqrt n once, as the last of one-by-one updates
+        for i in range(n_held):
             s = held[i]
             waiting[s] = False
-            settle_grouped(count, total, mean, inv_sqrt, upper, top, v, s, w, shift)
+            settle_grouped(count, total, mean, inv_sqrt, upper, top, v, s, w)
         samples[v] += heard
         counters[RECV, v] += heard
         counters[BITS_RECV, v] += heard * bits
@@ -130,10 +136,10 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
 @njit(cache=True)
 def _open(ucb, n, alpha, seen):
     """Agent n opens a block of choices at ``seen`` samples (cold path)."""
-    end, wide = block_width(alpha, seen, ucb.least[n])
+    end, wide = block_width(alpha, seen, ucb.pace[n])
     ucb.block_end[n] = end
     ucb.wide[n] = wide
-    open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide, ucb.shift)
+    open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
 
 
 @njit(cache=True, nogil=True)
@@ -146,14 +152,14 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
-    block_end, wide, k, shift = ucb.block_end, ucb.wide, ucb.arms, ucb.shift
+    block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
     crash, back, gaps = faults.crash, faults.back, rewards.gaps
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
     first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
     chosen = np.empty(n_agents, dtype=np.int64)
     got = np.empty(n_agents)
     alive = np.ones(n_agents, dtype=np.bool_)
-    waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's slots heard this exchange
+    waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
     held = np.empty(n_agents, dtype=np.int64)  # and which they are
     widths = np.empty(rows)  # an agent alone, alive since the start, has seen step - 1 samples
     for row in range(rows):
@@ -186,12 +192,10 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                             width = widths[seen - first]
                         else:
                             width = ucb_width(alpha, seen)
-                    s = choose_grouped(top, mean, inv_sqrt, n, width, shift)
+                    s = choose_grouped(top, mean, inv_sqrt, n, width)
                 reward = reward_of(rewards, noise[row, n], s)
-                count[n, s] += 1  # UCB.update, then the group's exact bound again
-                total[n, s] += reward
-                settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide[n], shift)
-                rebound_group(upper, top, n, s, shift)
+                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
+                rebound_group(upper, top, n, s)
                 samples[n] += 1
                 regret[n] += gaps[s]
                 if out.trace:
