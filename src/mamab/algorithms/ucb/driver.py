@@ -32,7 +32,7 @@ def run(run: FastRun) -> RunResult:
         rec.late_reward,
         rec.late_n,
     )
-    ucb = grouped_ucb(config.agents, config.arms, 1 + np.diff(indptr))
+    ucb = grouped_ucb(config.agents, config.arms, 1 + np.diff(indptr), alone=not talk)
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
     run.feed(ucb_chunk, rewards, out, ucb, links, faults, run.params.alpha)
     return rec.result(instance, trace)

@@ -16,6 +16,7 @@ restarts with a fresh UCB.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +39,7 @@ from mamab.engine.ucb_kernels import (
     learn_grouped,
     open_block,
     rebound_group,
+    rebuild_candidates,
     restart_grouped,
     settle_grouped,
     ucb_width,
@@ -142,6 +144,28 @@ def _open(ucb, n, alpha, seen):
     open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
 
 
+@njit(cache=True, inline="always")
+def _certified(cand, n_cand, bound, mean, inv_sqrt, n, width):
+    """The reference's choice among the block's candidates if it beats the bound of the other
+    arms, else -1."""
+    best, value = cand[n, 0], -math.inf
+    for c in range(n_cand[n]):
+        s = cand[n, c]
+        index = mean[n, s] + width * inv_sqrt[n, s]
+        if index > value:
+            best, value = s, index
+    return best if value > bound[n] else -1
+
+
+@njit(cache=True)
+def _new_candidates(ucb, n, width, alpha, seen):
+    """A full scan: the reference's choice, and the candidates of a new block (cold path)."""
+    best, ucb.n_cand[n], ucb.bound[n], ucb.block_end[n], ucb.wide[n] = rebuild_candidates(
+        n, ucb.arms, ucb.mean, ucb.inv_sqrt, ucb.cand, ucb.in_cand, width, alpha, seen
+    )
+    return best
+
+
 @njit(cache=True, nogil=True)
 def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
     """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
@@ -153,6 +177,7 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
     block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
+    few, cand, in_cand, n_cand, bound = ucb.few, ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
     crash, back, gaps = faults.crash, faults.back, rewards.gaps
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
     first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
@@ -184,7 +209,7 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                 untried[n] = s
                 if s == k:
                     seen = samples[n]
-                    if seen > block_end[n]:
+                    if seen > block_end[n] and not few:
                         _open(ucb, n, alpha, seen)
                     if seen != cached:  # agents of one degree have seen as many samples
                         cached = seen
@@ -192,10 +217,26 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                             width = widths[seen - first]
                         else:
                             width = ucb_width(alpha, seen)
-                    s = choose_grouped(top, mean, inv_sqrt, n, width)
+                    if few:
+                        s = -1
+                        if seen <= block_end[n]:
+                            s = _certified(cand, n_cand, bound, mean, inv_sqrt, n, width)
+                        if s < 0:
+                            s = _new_candidates(ucb, n, width, alpha, seen)
+                    else:
+                        s = choose_grouped(top, mean, inv_sqrt, n, width)
                 reward = reward_of(rewards, noise[row, n], s)
-                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
-                rebound_group(upper, top, n, s)
+                if few:  # UCB.update; a skipped arm that changed keeps the bound a bound
+                    c = count[n, s] + 1
+                    count[n, s] = c
+                    total[n, s] += reward
+                    mean[n, s] = total[n, s] / c
+                    inv_sqrt[n, s] = 1.0 / math.sqrt(c)
+                    if not in_cand[n, s]:
+                        bound[n] = max(bound[n], mean[n, s] + wide[n] * inv_sqrt[n, s])
+                else:
+                    learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
+                    rebound_group(upper, top, n, s)
                 samples[n] += 1
                 regret[n] += gaps[s]
                 if out.trace:
