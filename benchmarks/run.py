@@ -166,27 +166,37 @@ def paper_throughput(scale: float) -> str:
     )
 
 
-def evaluation_agent_steps(preset: str) -> int:
-    """Agent-steps the preset simulates, each configuration once (experiments share task files)."""
+def evaluation_configs(preset: str) -> list[Config]:
+    """The preset's configurations, each once (experiments share task files)."""
     from mamab.experiments.spec import load_preset
 
     configs = {json.dumps(c.to_dict(), sort_keys=True): c for _, c in load_preset(preset).configs}
-    return sum(agent_steps(c) for c in configs.values())
+    return list(configs.values())
+
+
+def evaluation_floor(configs: list[Config]) -> float:
+    """CPU seconds numpy needs to fill the configurations' noise blocks (4096 steps of N agents,
+    preallocated): per-uniform cost measured at each N (a wide block costs more per number)."""
+    per_uniform = {
+        n: block_floor_seconds(n, 20_000, repeat=5) / (n * 20_000)
+        for n in sorted({c.agents for c in configs})
+    }
+    return sum(agent_steps(c) * per_uniform[c.agents] for c in configs)
 
 
 def whole_evaluation(quick_only: bool) -> str:
     """``mamab reproduce --quick`` (and the full evaluation unless ``quick_only``) in a fresh
     process with a warm kernel cache: wall, CPU of the process and its workers, peak memory of
-    the largest process, load average; against the random-number floor of as many uniforms
-    (:func:`block_floor_seconds` per uniform, this process), on one core (CPU) and two (wall)."""
+    the largest process, load average; against the random-number floor of its noise
+    (:func:`evaluation_floor`), on one core (CPU) and two (wall)."""
     import os
     import tempfile
 
-    per_uniform = block_floor_seconds(100, 100_000, repeat=5) / (100 * 100_000)
     rows = []
     for preset, flags in [("paper-quick", ["--quick"])] + ([] if quick_only else [("paper", [])]):
-        steps = evaluation_agent_steps(preset)
-        floor_cpu = steps * per_uniform
+        configs = evaluation_configs(preset)
+        steps = sum(agent_steps(c) for c in configs)
+        floor_cpu = evaluation_floor(configs)
         with tempfile.TemporaryDirectory() as out:
             load = os.getloadavg()[0]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -225,8 +235,9 @@ def whole_evaluation(quick_only: bool) -> str:
             ],
             rows,
         )
-        + f"\n\nFloor: {per_uniform * 1e9:.2f} ns per uniform (numpy filling a preallocated "
-        "block, this process). Wall includes start-up, figures and the report."
+        + "\n\nFloor: numpy filling each configuration's preallocated noise blocks (4096 steps "
+        "of its N agents), measured in this process. Wall includes start-up, figures and the "
+        "report."
     )
 
 
