@@ -325,15 +325,19 @@ def test_a_stalled_neighbour_is_waited_for_again_once_it_catches_up() -> None:
     assert received == 2 * config.horizon  # every sample of both neighbours arrived, late or not
 
 
-def test_a_node_whose_neighbours_are_all_silent_still_listens() -> None:
-    """Two sync nodes stepped by one thread: node 0 plays 5 steps (node 1 is not there: marked
-    silent at step 1), node 1 plays 10 (it finds node 0's frames, then marks node 0 silent at
-    step 6), node 0 plays 10 more. Node 0 must hear node 1's 10 frames and wait for it again."""
-    config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
+def stepped_nodes(n_nodes: int, make_transport=None, **options):
+    """Sync full-communication nodes of a complete graph (6 arms, T = 40, seed 2) in memory,
+    stepped one at a time by the test: (config, nodes, ``steps(node, count)``, which plays
+    ``count`` steps with each arm's mean as its reward). ``make_transport(network, node_id)``
+    replaces the plain memory transport; ``options`` go to every LiveNode (default timeout
+    0.05 s)."""
+    config = Config("full-communication", n_nodes, 6, 40, seed=2, graph="complete")
     instance, agents, _ = fleet(config, 0)
-    network = MemoryNetwork(2)
+    network = MemoryNetwork(n_nodes)
+    make_transport = make_transport or MemoryNetwork.transport
+    options = {"sync": True, "timeout": 0.05, **options}
     nodes = [
-        LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True, timeout=0.05)
+        LiveNode(a, make_transport(network, a.agent_id), wire_spec(config), **options)
         for a in agents
     ]
     means = instance.problem.means
@@ -342,6 +346,15 @@ def test_a_node_whose_neighbours_are_all_silent_still_listens() -> None:
         for _ in range(count):
             arm = node.select_arm()
             node.observe(arm, float(means[arm]))
+
+    return config, nodes, steps
+
+
+def test_a_node_whose_neighbours_are_all_silent_still_listens() -> None:
+    """Two sync nodes stepped by one thread: node 0 plays 5 steps (node 1 is not there: marked
+    silent at step 1), node 1 plays 10 (it finds node 0's frames, then marks node 0 silent at
+    step 6), node 0 plays 10 more. Node 0 must hear node 1's 10 frames and wait for it again."""
+    _, nodes, steps = stepped_nodes(2)
 
     steps(nodes[0], 5)
     assert nodes[0].counts.silent == {1: 1}
@@ -561,19 +574,7 @@ def test_a_node_alone_waits_again_for_a_silent_neighbour_heard_again_even_if_beh
     step, node 0 waits for it and gets its frames in their round. (Node 0 used to wait only once
     node 1's frames reached its last round.) A node still in step with other neighbours lets a
     silent one catch up without waiting for it: test_a_stalled_neighbour_is_waited_for_again..."""
-    config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
-    instance, agents, _ = fleet(config, 0)
-    network = MemoryNetwork(2)
-    nodes = [
-        LiveNode(a, network.transport(a.agent_id), wire_spec(config), sync=True, timeout=0.05)
-        for a in agents
-    ]
-    means = instance.problem.means
-
-    def steps(node: LiveNode, count: int) -> None:
-        for _ in range(count):
-            arm = node.select_arm()
-            node.observe(arm, float(means[arm]))
+    _, nodes, steps = stepped_nodes(2)
 
     steps(nodes[0], 20)
     assert nodes[0].counts.waits == 1 and nodes[0].counts.silent == {1: 1}
@@ -595,24 +596,12 @@ def test_a_resumed_node_alone_still_waits_again_at_once_for_a_neighbour_heard_be
     greets its neighbours (node 2 never answers), node 1 starts and its frames 1..5 arrive,
     late: the checkpoint kept that node 0 waits for nobody, so it waits for node 1 again at once
     (restored as not alone, it waited again only once node 1 reached its last round)."""
-    config = Config("full-communication", 3, 6, 40, seed=2, graph="complete")
-    instance, agents, _ = fleet(config, 0)
-    network = MemoryNetwork(3)
-    spec = wire_spec(config)
-    nodes = [
-        LiveNode(a, network.transport(a.agent_id), spec, sync=True, timeout=0.05) for a in agents
-    ]
-    means = instance.problem.means
-
-    def steps(node: LiveNode, count: int) -> None:
-        for _ in range(count):
-            arm = node.select_arm()
-            node.observe(arm, float(means[arm]))
-
+    config, nodes, steps = stepped_nodes(3)
     steps(nodes[0], 20)
     assert nodes[0].counts.silent == {1: 1, 2: 1}
     state = pickle.loads(pickle.dumps(nodes[0].state()))  # as a checkpoint file holds it
-    resumed = LiveNode(fleet(config, 0)[1][0], nodes[0].transport, spec, sync=True, timeout=0.05)
+    spec, agent = wire_spec(config), fleet(config, 0)[1][0]
+    resumed = LiveNode(agent, nodes[0].transport, spec, sync=True, timeout=0.05)
     resumed.restore(state, incarnation=2)
     steps(nodes[1], 5)  # node 1 waits for nobody either: it runs on
     assert resumed.greet(timeout=0.2) == {2}  # as `mamab agent --resume` starts
@@ -641,26 +630,9 @@ def test_nodes_that_gave_up_on_each_other_wait_for_each_other_again() -> None:
     step 4. Each is now silent for the other, and node 1's frames are all in node 0's past: node
     0 must still wait for it again (it used to run ahead alone for good, the silence never
     ending), and node 1, given node 0's lost frame again, waits for node 0 again."""
-    config = Config("full-communication", 2, 6, 40, seed=2, graph="complete")
-    instance, agents, _ = fleet(config, 0)
-    network = MemoryNetwork(2)
-    nodes = [
-        LiveNode(
-            a,
-            LosesOne(network, a.agent_id, 2 if a.agent_id == 0 else None),
-            wire_spec(config),
-            sync=True,
-            timeout=0.05,
-            probe=60.0,
-        )
-        for a in agents
-    ]
-    means = instance.problem.means
-
-    def steps(node: LiveNode, count: int) -> None:
-        for _ in range(count):
-            arm = node.select_arm()
-            node.observe(arm, float(means[arm]))
+    _, nodes, steps = stepped_nodes(
+        2, lambda network, i: LosesOne(network, i, 2 if i == 0 else None), probe=60.0
+    )
 
     steps(nodes[0], 5)
     steps(nodes[1], 4)

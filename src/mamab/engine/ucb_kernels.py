@@ -98,6 +98,19 @@ def rebuild_candidates(n, size, mean, inv_sqrt, cand, in_cand, width, alpha, sam
 
 
 @njit(cache=True, inline="always")
+def certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width):
+    """First candidate of largest index if it beats ``bound`` (the skipped slots' largest
+    bound): the reference's choice; else -1 (a full scan must decide)."""
+    best, value = cand[n, 0], -math.inf
+    for c in range(n_cand[n]):
+        s = cand[n, c]
+        index = mean[n, s] + width * inv_sqrt[n, s]
+        if index > value:
+            best, value = s, index
+    return best if value > bound[n] else -1
+
+
+@njit(cache=True, inline="always")
 def most_played(n, size, count):
     best = 0
     for s in range(1, size):

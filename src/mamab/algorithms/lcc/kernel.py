@@ -52,7 +52,7 @@ from mamab.engine.kernel_api import (
     route,
     step_ended,
 )
-from mamab.engine.ucb_kernels import most_played, rebuild_candidates
+from mamab.engine.ucb_kernels import certified_candidate, most_played, rebuild_candidates
 from mamab.faults import DELAY
 from mamab.kernel_cache import njit
 
@@ -429,14 +429,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                         if index > value:
                             slot, value = s, index
                 elif seen <= block_end[n]:
-                    best, value = cand[n, 0], -math.inf
-                    for c in range(n_cand[n]):
-                        s = cand[n, c]
-                        index = mean[n, s] + width * inv_sqrt[n, s]
-                        if index > value:
-                            best, value = s, index
-                    if value > bound[n]:
-                        slot = best
+                    slot = certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width)
                 if slot < 0:
                     slot, n_cand[n], bound[n], block_end[n], block_width[n] = rebuild_candidates(
                         n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen

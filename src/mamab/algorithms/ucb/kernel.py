@@ -35,6 +35,7 @@ from mamab.engine.kernel_api import (
 )
 from mamab.engine.ucb_kernels import (
     block_width,
+    certified_candidate,
     choose_grouped,
     learn_grouped,
     open_block,
@@ -144,19 +145,6 @@ def _open(ucb, n, alpha, seen):
     open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
 
 
-@njit(cache=True, inline="always")
-def _certified(cand, n_cand, bound, mean, inv_sqrt, n, width):
-    """The reference's choice among the block's candidates if it beats the bound of the other
-    arms, else -1."""
-    best, value = cand[n, 0], -math.inf
-    for c in range(n_cand[n]):
-        s = cand[n, c]
-        index = mean[n, s] + width * inv_sqrt[n, s]
-        if index > value:
-            best, value = s, index
-    return best if value > bound[n] else -1
-
-
 @njit(cache=True)
 def _new_candidates(ucb, n, width, alpha, seen):
     """A full scan: the reference's choice, and the candidates of a new block (cold path)."""
@@ -220,7 +208,7 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                     if few:
                         s = -1
                         if seen <= block_end[n]:
-                            s = _certified(cand, n_cand, bound, mean, inv_sqrt, n, width)
+                            s = certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width)
                         if s < 0:
                             s = _new_candidates(ucb, n, width, alpha, seen)
                     else:
