@@ -134,7 +134,8 @@ GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best a
 
 
 class GroupedUCB(NamedTuple):
-    """UCB1 state of every agent of a run on all its arms, with grouped bounds for the argmax."""
+    """UCB1 state of every agent of a run on all its arms, with grouped bounds (or lazy
+    candidates, ``few``) for the argmax."""
 
     count: np.ndarray  # (agents, slots) samples of each arm (padding: 1, never untried)
     total: np.ndarray  # (agents, slots) their sum

@@ -4,7 +4,8 @@ Mirrors ``mamab.algorithms.ucb.agent`` operation for operation: each agent runs 
 arms (untried arms first in index order, then the first maximum of
 mean + sqrt(alpha·log t)·(1/sqrt n), t = 1 + samples seen), learns its own sample, and, with
 full communication, every neighbour's (arm, reward) of the step by increasing sender id, after
-the samples held since the last exchange (delay). The argmax is exact but lazy: grouped bounds
+the samples held since the last exchange (delay). The argmax is exact but lazy: grouped bounds,
+or, for agents alone on at most 128 arms, the LCC family's candidates
 (:mod:`mamab.engine.ucb_kernels`).
 
 Kernel API 1 (``mamab.engine.kernel_api``): the noise block, the run's arms (``Rewards``) and
