@@ -111,6 +111,17 @@ def certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width):
 
 
 @njit(cache=True, inline="always")
+def ucb_update(count, total, mean, inv_sqrt, n, s, reward):
+    """Agent (or row) n learns one sample of slot s: UCB.update, expression for expression, on
+    arrays (every kernel's hot loop; the caller counts the sample)."""
+    c = count[n, s] + 1
+    count[n, s] = c
+    total[n, s] += reward
+    mean[n, s] = total[n, s] / c
+    inv_sqrt[n, s] = 1.0 / math.sqrt(c)
+
+
+@njit(cache=True, inline="always")
 def most_played(n, size, count):
     best = 0
     for s in range(1, size):

@@ -52,7 +52,12 @@ from mamab.engine.kernel_api import (
     route,
     step_ended,
 )
-from mamab.engine.ucb_kernels import certified_candidate, most_played, rebuild_candidates
+from mamab.engine.ucb_kernels import (
+    certified_candidate,
+    most_played,
+    rebuild_candidates,
+    ucb_update,
+)
 from mamab.faults import DELAY
 from mamab.kernel_cache import njit
 
@@ -368,11 +373,7 @@ def _late_recommendations(plan, held, ex, ucb, counters, alive, ended, phase):
 @njit(cache=True, inline="always")
 def _learn(ucb, n, slot, reward):
     """Agent n learns one (own or neighbour's) sample of the arm in ``slot``."""
-    c = ucb.count[n, slot] + 1
-    ucb.count[n, slot] = c
-    ucb.total[n, slot] += reward
-    ucb.mean[n, slot] = ucb.total[n, slot] / c
-    ucb.inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
+    ucb_update(ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt, n, slot, reward)
     if ucb.size[n] > SMALL_SET and not ucb.in_cand[n, slot]:  # a skipped arm changed: keep
         ucb.bound[n] = max(  # the bound a bound
             ucb.bound[n], ucb.mean[n, slot] + ucb.block_width[n] * ucb.inv_sqrt[n, slot]
@@ -437,11 +438,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
             # play and learn
             arm = slot_arm[n, slot]
             reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
-            c = count[n, slot] + 1  # as in _learn, written out: this is the hottest loop
-            count[n, slot] = c
-            total[n, slot] += reward
-            mean[n, slot] = total[n, slot] / c
-            inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
+            ucb_update(count, total, mean, inv_sqrt, n, slot, reward)  # on locals: hottest loop
             if size[n] > SMALL_SET and not in_cand[n, slot]:
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
             samples[n] += 1

@@ -17,7 +17,6 @@ restarts with a fresh UCB.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -44,6 +43,7 @@ from mamab.engine.ucb_kernels import (
     rebuild_candidates,
     restart_grouped,
     settle_grouped,
+    ucb_update,
     ucb_width,
 )
 from mamab.faults import DELIVER, LOSE, fate
@@ -216,11 +216,7 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                         s = choose_grouped(top, mean, inv_sqrt, n, width)
                 reward = reward_of(rewards, noise[row, n], s)
                 if few:  # UCB.update; a skipped arm that changed keeps the bound a bound
-                    c = count[n, s] + 1
-                    count[n, s] = c
-                    total[n, s] += reward
-                    mean[n, s] = total[n, s] / c
-                    inv_sqrt[n, s] = 1.0 / math.sqrt(c)
+                    ucb_update(count, total, mean, inv_sqrt, n, s, reward)
                     if not in_cand[n, s]:
                         bound[n] = max(bound[n], mean[n, s] + wide[n] * inv_sqrt[n, s])
                 else:
