@@ -29,7 +29,6 @@ from mamab.engine.kernel_api import (
     route,
     step_ended,
 )
-from mamab.engine.ucb_kernels import ucb_update
 from mamab.kernel_cache import njit
 
 
@@ -237,7 +236,11 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
                     if index > value:
                         arm, value = a, index
             reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
-            ucb_update(count, total, mean, inv_sqrt, n, arm, reward)
+            c = count[n, arm] + 1
+            count[n, arm] = c
+            total[n, arm] += reward
+            mean[n, arm] = total[n, arm] / c
+            inv_sqrt[n, arm] = 1.0 / math.sqrt(c)
             pulls[n, arm] += 1
             pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
         if late_n[0] > 0:

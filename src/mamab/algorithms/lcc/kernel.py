@@ -373,7 +373,11 @@ def _late_recommendations(plan, held, ex, ucb, counters, alive, ended, phase):
 @njit(cache=True, inline="always")
 def _learn(ucb, n, slot, reward):
     """Agent n learns one (own or neighbour's) sample of the arm in ``slot``."""
-    ucb_update(ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt, n, slot, reward)
+    c = ucb.count[n, slot] + 1
+    ucb.count[n, slot] = c
+    ucb.total[n, slot] += reward
+    ucb.mean[n, slot] = ucb.total[n, slot] / c
+    ucb.inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
     if ucb.size[n] > SMALL_SET and not ucb.in_cand[n, slot]:  # a skipped arm changed: keep
         ucb.bound[n] = max(  # the bound a bound
             ucb.bound[n], ucb.mean[n, slot] + ucb.block_width[n] * ucb.inv_sqrt[n, slot]

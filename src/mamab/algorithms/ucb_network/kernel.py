@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mamab.engine.kernel_api import end_step, played, reward_of
-from mamab.engine.ucb_kernels import argmax_index, ucb_update
+from mamab.engine.ucb_kernels import argmax_index
 from mamab.kernel_cache import njit
 
 
@@ -54,7 +54,11 @@ class Roles(NamedTuple):
 @njit(cache=True, inline="always")
 def _learn(state, row, arm, reward):
     """Leader ``row`` learns one sample of ``arm`` (UCB.update, expression for expression)."""
-    ucb_update(state.count, state.total, state.mean, state.inv_sqrt, row, arm, reward)
+    c = state.count[row, arm] + 1
+    state.count[row, arm] = c
+    state.total[row, arm] += reward
+    state.mean[row, arm] = state.total[row, arm] / c
+    state.inv_sqrt[row, arm] = 1.0 / math.sqrt(c)
     state.samples[row] += 1
 
 
