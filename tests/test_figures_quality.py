@@ -409,6 +409,31 @@ def test_a_figure_is_laid_out_once_whatever_its_formats(tmp_path, monkeypatch):
     assert len(calls) == 1
 
 
+def test_a_figure_is_drawn_once_per_format_plus_its_layout(tmp_path, monkeypatch):
+    """Three formats, four draws: the first format's layout pass and one per file (a figure
+    keeping a placeholder layout engine was drawn twice per file)."""
+    from matplotlib.figure import Figure
+
+    from mamab.plots import save
+
+    draws = []
+    draw = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, r: draws.append(1) or draw(self, r))
+    save(regret_figure(paper_like()), tmp_path / "r", Style(formats=("png", "svg", "pdf")))
+    assert len(draws) == 4
+
+
+def test_the_same_figure_gives_the_same_bytes(tmp_path):
+    """No date, no random ids: drawing a figure twice writes identical files in every format."""
+    from mamab.plots import save
+
+    style = Style(formats=("png", "svg", "pdf"))
+    first = save(regret_figure(paper_like()), tmp_path / "a", style)
+    again = save(regret_figure(paper_like()), tmp_path / "b", style)
+    for a, b in zip(first, again, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
 def _numbers(fig) -> list[tuple]:
     return [(t.get_text(), t.xyann) for ax in panels_of(fig) for t in ax.texts]
 
