@@ -104,6 +104,34 @@ test_ucb_network = _property("ucb-network")
 test_lcc_ucb_robust = _property("lcc-ucb-robust")
 
 
+def test_full_communication_in_lockstep(monkeypatch):
+    """On a complete graph with Bernoulli rewards and no faults every agent holds the same
+    table, and the fast engine keeps one (lockstep_chunk): the reference's numbers exactly, from
+    N = 2, with padding slots and past a noise block; a fault or Gaussian rewards leave it."""
+    import mamab.algorithms.ucb.driver as driver
+
+    calls = []
+    lockstep = driver.lockstep_chunk
+    monkeypatch.setattr(driver, "lockstep_chunk", lambda *a: calls.append(1) or lockstep(*a))
+    for agents, arms, horizon, seed in ((2, 5, 700, 1), (7, 150, 5000, 2), (12, 37, 900, 3)):
+        calls.clear()
+        assert_identical(
+            Config("full-communication", agents=agents, arms=arms, horizon=horizon, seed=seed)
+        )
+        assert calls, (agents, arms)
+    for other in ({"loss": 0.1}, {"crash_rate": 0.01}, {"reward": "gaussian"}):
+        calls.clear()
+        assert_identical(
+            Config("full-communication", agents=5, arms=20, horizon=600, seed=4, **other)
+        )
+        assert not calls, other
+    calls.clear()
+    assert_identical(
+        Config("full-communication", agents=9, arms=20, horizon=600, graph="ring", seed=5)
+    )
+    assert not calls
+
+
 def test_every_algorithm_is_covered():
     covered = {
         name.removeprefix("test_").replace("_", "-")

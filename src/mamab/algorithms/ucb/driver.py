@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mamab.algorithms.ucb.kernel import Links, ucb_chunk
+from mamab.algorithms.ucb.kernel import Links, lockstep_chunk, ucb_chunk
 from mamab.bits import REWARD_BITS, index_bits
-from mamab.engine.recording import FastRun
+from mamab.engine.recording import FastRun, Recording
 from mamab.engine.ucb_kernels import grouped_ucb
 from mamab.result import RunResult
 
@@ -32,7 +32,23 @@ def run(run: FastRun) -> RunResult:
         rec.late_reward,
         rec.late_n,
     )
-    ucb = grouped_ucb(config.agents, config.arms, 1 + np.diff(indptr), alone=not talk)
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
-    run.feed(ucb_chunk, rewards, out, ucb, links, faults, run.params.alpha)
+    n = config.agents
+    complete = n > 1 and bool(np.all(np.diff(indptr) == n - 1))  # no self-loops in a topology
+    if talk and complete and rewards.bernoulli and _faultless(rec, config.horizon):
+        ucb = grouped_ucb(1, config.arms, np.array([n]))  # one table stands for every agent
+        run.feed(lockstep_chunk, rewards, out, ucb, links, run.params.alpha)
+    else:
+        ucb = grouped_ucb(n, config.arms, 1 + np.diff(indptr), alone=not talk)
+        run.feed(ucb_chunk, rewards, out, ucb, links, faults, run.params.alpha)
     return rec.result(instance, trace)
+
+
+def _faultless(rec: Recording, horizon: int) -> bool:
+    """No message lost or delayed, no agent crashed, no liar: every agent hears every sample."""
+    return (
+        rec.loss <= 0.0
+        and rec.delay <= 0.0
+        and bool(np.all(rec.crash > horizon))
+        and not np.any(rec.liar)
+    )

@@ -237,3 +237,54 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
                 point += 1
     pos[STEP] = first + rows
     pos[GRID] = point
+
+
+@njit(cache=True, nogil=True)
+def lockstep_chunk(noise, rewards, out, ucb, links, alpha):
+    """Full communication on a complete graph with Bernoulli rewards and no faults, where every
+    agent ends each exchange with the same counts and sums (its own sample and its N - 1
+    neighbours': sums of 0s and 1s, exact in any order), so every agent makes the same choice:
+    ``ucb`` has one row, standing for all, which learns the N samples of the arm they all
+    chose. The same numbers as :func:`ucb_chunk`, once per step instead of N times."""
+    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
+    means, gaps, k = rewards.means, rewards.gaps, ucb.arms
+    pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
+    first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
+    heard = n_agents - 1  # messages each agent sends and receives per step
+    point = pos[GRID]
+    for row in range(rows):
+        step = first + row + 1
+        s = untried[0]
+        while s < k and count[0, s] > 0:
+            s += 1
+        untried[0] = s
+        if s == k:
+            seen = samples[0]
+            if seen > ucb.block_end[0]:
+                _open(ucb, 0, alpha, seen)
+            s = choose_grouped(top, mean, inv_sqrt, 0, ucb_width(alpha, seen))
+        wins = 0
+        for n in range(n_agents):
+            wins += noise[row, n] < means[s]  # reward_of's Bernoulli draw
+        count[0, s] += n_agents
+        total[0, s] += wins
+        settle_grouped(count, total, mean, inv_sqrt, upper, top, 0, s, ucb.wide[0])
+        rebound_group(upper, top, 0, s)
+        samples[0] += n_agents
+        for n in range(n_agents):
+            regret[n] += gaps[s]
+            counters[SENT, n] += heard
+            counters[BITS, n] += heard * links.bits
+            counters[ROUNDS, n] += 1
+            counters[RECV, n] += heard
+            counters[BITS_RECV, n] += heard * links.bits
+            if out.trace:
+                out.trace_out[step - 1, n] = s
+        if point < grid.size and step == grid[point]:
+            for n in range(n_agents):
+                out.recorded[n, point] = regret[n]
+                out.recorded_bits[n, point] = counters[BITS, n]
+            point += 1
+    pos[STEP] = first + rows
+    pos[GRID] = point
