@@ -106,13 +106,18 @@ test_lcc_ucb_robust = _property("lcc-ucb-robust")
 
 def test_full_communication_in_lockstep(monkeypatch):
     """On a complete graph with Bernoulli rewards and no faults every agent holds the same
-    table, and the fast engine keeps one (lockstep_chunk): the reference's numbers exactly, from
-    N = 2, with padding slots and past a noise block; a fault or Gaussian rewards leave it."""
+    table, and the fast engine keeps one (the UCB kernel's _lockstep): the reference's numbers
+    exactly, from N = 2, with padding slots and past a noise block; a fault, Gaussian rewards or
+    another graph leave it."""
     import mamab.algorithms.ucb.driver as driver
 
-    calls = []
-    lockstep = driver.lockstep_chunk
-    monkeypatch.setattr(driver, "lockstep_chunk", lambda *a: calls.append(1) or lockstep(*a))
+    calls = []  # tables of one row: one table for all agents
+    grouped = driver.grouped_ucb
+    monkeypatch.setattr(
+        driver,
+        "grouped_ucb",
+        lambda n, *a, **k: calls.extend([1] * (n == 1)) or grouped(n, *a, **k),
+    )
     for agents, arms, horizon, seed in ((2, 5, 700, 1), (7, 150, 5000, 2), (12, 37, 900, 3)):
         calls.clear()
         assert_identical(

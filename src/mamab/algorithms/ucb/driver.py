@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mamab.algorithms.ucb.kernel import Links, lockstep_chunk, ucb_chunk
+from mamab.algorithms.ucb.kernel import Links, ucb_chunk
 from mamab.bits import REWARD_BITS, index_bits
 from mamab.engine.recording import FastRun, Recording
 from mamab.engine.ucb_kernels import grouped_ucb
@@ -23,8 +23,13 @@ def run(run: FastRun) -> RunResult:
     else:
         indptr, indices = np.zeros(config.agents + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     rec = run.record(late_capacity=indices.size)
+    n = config.agents
+    complete = n > 1 and bool(np.all(np.diff(indptr) == n - 1))  # no self-loops in a topology
+    rewards = run.rewards()
+    lockstep = talk and complete and rewards.bernoulli and _faultless(rec, config.horizon)
     links = Links(
         talk,
+        lockstep,
         np.asarray(indptr, dtype=np.int64),
         np.asarray(indices, dtype=np.int64),
         index_bits(config.arms) + REWARD_BITS,
@@ -32,15 +37,12 @@ def run(run: FastRun) -> RunResult:
         rec.late_reward,
         rec.late_n,
     )
-    out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
-    n = config.agents
-    complete = n > 1 and bool(np.all(np.diff(indptr) == n - 1))  # no self-loops in a topology
-    if talk and complete and rewards.bernoulli and _faultless(rec, config.horizon):
-        ucb = grouped_ucb(1, config.arms, np.array([n]))  # one table stands for every agent
-        run.feed(lockstep_chunk, rewards, out, ucb, links, run.params.alpha)
+    if lockstep:  # one table stands for every agent
+        ucb = grouped_ucb(1, config.arms, np.array([n]))
     else:
         ucb = grouped_ucb(n, config.arms, 1 + np.diff(indptr), alone=not talk)
-        run.feed(ucb_chunk, rewards, out, ucb, links, faults, run.params.alpha)
+    out, faults = rec.out(grid, trace), rec.faults()
+    run.feed(ucb_chunk, rewards, out, ucb, links, faults, run.params.alpha)
     return rec.result(instance, trace)
 
 

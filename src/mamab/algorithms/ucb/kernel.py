@@ -58,6 +58,7 @@ class Links(NamedTuple):
     sample, and the samples held for the next exchange (``Recording``'s late buffer)."""
 
     talk: bool  # False: no-communication (nothing below is used)
+    lockstep: bool  # every agent holds the same table: ``ucb`` has one row for all
     indptr: np.ndarray  # (agents + 1,)
     indices: np.ndarray  # neighbours of each agent, increasing
     bits: int  # bits of one (arm, reward) message
@@ -161,8 +162,12 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
 
     Without communication agents do not interact, so they run the block in tiles of TILE agents
     (their arms stay in cache, their steps are independent for the processor to overlap), and
-    regret is recorded per tile at the grid points; with it, all agents run step by step.
+    regret is recorded per tile at the grid points; with it, all agents run step by step, or in
+    lockstep where they provably hold one table (:func:`_lockstep`).
     """
+    if links.lockstep:
+        _lockstep(noise, rewards, out, ucb, links, alpha)
+        return
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
     block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
@@ -239,13 +244,14 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
     pos[GRID] = point
 
 
-@njit(cache=True, nogil=True)
-def lockstep_chunk(noise, rewards, out, ucb, links, alpha):
+@njit(cache=True)
+def _lockstep(noise, rewards, out, ucb, links, alpha):
     """Full communication on a complete graph with Bernoulli rewards and no faults, where every
     agent ends each exchange with the same counts and sums (its own sample and its N - 1
     neighbours': sums of 0s and 1s, exact in any order), so every agent makes the same choice:
     ``ucb`` has one row, standing for all, which learns the N samples of the arm they all
-    chose. The same numbers as :func:`ucb_chunk`, once per step instead of N times."""
+    chose (``links.lockstep``). The same numbers as the per-agent loop of :func:`ucb_chunk`, once
+    per step instead of N times."""
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
     means, gaps, k = rewards.means, rewards.gaps, ucb.arms
