@@ -254,7 +254,7 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
     per step instead of N times."""
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
-    means, gaps, k = rewards.means, rewards.gaps, ucb.arms
+    gaps, k = rewards.gaps, ucb.arms
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
     first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
     heard = n_agents - 1  # messages each agent sends and receives per step
@@ -270,9 +270,9 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
             if seen > ucb.block_end[0]:
                 _open(ucb, 0, alpha, seen)
             s = choose_grouped(top, mean, inv_sqrt, 0, ucb_width(alpha, seen))
-        wins = 0
+        wins = 0.0  # a sum of 0s and 1s: exact in any order
         for n in range(n_agents):
-            wins += noise[row, n] < means[s]  # reward_of's Bernoulli draw
+            wins += reward_of(rewards, noise[row, n], s)
         count[0, s] += n_agents
         total[0, s] += wins
         settle_grouped(count, total, mean, inv_sqrt, upper, top, 0, s, ucb.wide[0])
