@@ -124,7 +124,7 @@ def test_full_communication_in_lockstep(monkeypatch):
             Config("full-communication", agents=agents, arms=arms, horizon=horizon, seed=seed)
         )
         assert calls, (agents, arms)
-    for other in ({"loss": 0.1}, {"crash_rate": 0.01}, {"reward": "gaussian"}):
+    for other in ({"loss": 0.1}, {"delay": 0.2}, {"crash_rate": 0.01}, {"reward": "gaussian"}):
         calls.clear()
         assert_identical(
             Config("full-communication", agents=5, arms=20, horizon=600, seed=4, **other)
