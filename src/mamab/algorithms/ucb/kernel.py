@@ -254,10 +254,12 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
     per step instead of N times."""
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
-    gaps, k = rewards.gaps, ucb.arms
+    block_end, wide, gaps, k = ucb.block_end, ucb.wide, rewards.gaps, ucb.arms
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
+    trace, trace_out = out.trace, out.trace_out
     first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
     heard = n_agents - 1  # messages each agent sends and receives per step
+    bits = heard * links.bits  # and their bits
     point = pos[GRID]
     for row in range(rows):
         step = first + row + 1
@@ -267,7 +269,7 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
         untried[0] = s
         if s == k:
             seen = samples[0]
-            if seen > ucb.block_end[0]:
+            if seen > block_end[0]:
                 _open(ucb, 0, alpha, seen)
             s = choose_grouped(top, mean, inv_sqrt, 0, ucb_width(alpha, seen))
         wins = 0.0  # a sum of 0s and 1s: exact in any order
@@ -275,18 +277,18 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
             wins += reward_of(rewards, noise[row, n], s)
         count[0, s] += n_agents
         total[0, s] += wins
-        settle_grouped(count, total, mean, inv_sqrt, upper, top, 0, s, ucb.wide[0])
+        settle_grouped(count, total, mean, inv_sqrt, upper, top, 0, s, wide[0])
         rebound_group(upper, top, 0, s)
         samples[0] += n_agents
         for n in range(n_agents):
             regret[n] += gaps[s]
             counters[SENT, n] += heard
-            counters[BITS, n] += heard * links.bits
+            counters[BITS, n] += bits
             counters[ROUNDS, n] += 1
             counters[RECV, n] += heard
-            counters[BITS_RECV, n] += heard * links.bits
-            if out.trace:
-                out.trace_out[step - 1, n] = s
+            counters[BITS_RECV, n] += bits
+            if trace:
+                trace_out[step - 1, n] = s
         if point < grid.size and step == grid[point]:
             for n in range(n_agents):
                 out.recorded[n, point] = regret[n]
