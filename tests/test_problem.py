@@ -15,6 +15,18 @@ def test_noise_table_is_independent_of_chunk_size(reward):
     assert whole.shape == (1000, 3)
 
 
+@pytest.mark.parametrize("reward", ["bernoulli", "gaussian"])
+def test_reused_buffer_holds_the_same_numbers(reward):
+    fresh = list(noise_chunks(rng(5, 2, "noise"), reward, 3, 1000, chunk=256))
+    blocks = noise_chunks(rng(5, 2, "noise"), reward, 3, 1000, chunk=256, reuse=True)
+    seen = []
+    for block, expected in zip(blocks, fresh, strict=True):
+        assert np.array_equal(block, expected)  # valid until the next block is drawn
+        seen.append(block)
+    assert all(np.shares_memory(seen[0], block) for block in seen)  # one buffer
+    assert seen[-1].shape == (1000 - 3 * 256, 3)
+
+
 def test_streams_are_distinct_per_run_and_purpose():
     draws = {(r, p): rng(1, r, p).random() for r in range(3) for p in ("means", "graph", "noise")}
     assert len(set(draws.values())) == len(draws)

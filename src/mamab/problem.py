@@ -86,19 +86,24 @@ def noise_chunks(
     horizon: int,
     chunk: int = CHUNK,
     progress: Callable[[int], None] | None = None,
+    reuse: bool = False,
 ) -> Iterator[np.ndarray]:
     """Yield the noise table in blocks of at most ``chunk`` steps, shape (steps, n_agents).
 
     Values are drawn step-major in one stream, so the table is the same whatever ``chunk`` is.
     A block holds at most ``MAX_CHUNK_VALUES`` numbers (128 MiB), fewer steps for many agents.
     ``progress`` (a progress bar's update) gets the agent-steps of each block once it is used.
+    ``reuse``: every block is drawn into the same buffer (the same numbers), so a block is valid
+    only until the next is asked for; a fresh array per block costs its pages' first touch
+    again, about twice the drawing itself.
     """
     if chunk <= 0:
         raise ConfigError("noise chunk must be positive")
     chunk = max(1, min(chunk, MAX_CHUNK_VALUES // n_agents))  # N = 10^5: 167 steps, not 4096
     draw = rng.random if reward == "bernoulli" else rng.standard_normal
+    buffer = np.empty((min(chunk, horizon), n_agents)) if reuse else None
     for start in range(0, horizon, chunk):
         steps = min(chunk, horizon - start)
-        yield draw((steps, n_agents))
+        yield draw((steps, n_agents)) if buffer is None else draw(out=buffer[:steps])
         if progress is not None:
             progress(steps * n_agents)
