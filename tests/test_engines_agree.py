@@ -170,8 +170,35 @@ def test_engines_split_runs_the_same_way():
     assert all(np.array_equal(one.counts[k], two.counts[k]) for k in one.counts)
 
 
+def test_agents_alone_in_vector_lanes():
+    # No-communication plays its agents LANES at a time: full and partial tiles (N = 1, 4, 6, 9),
+    # past the first noise block of 4096 steps, where a tile of agents alive since the start
+    # shares one width and skips the per-agent checks; crashes (and recoveries) before, inside
+    # and at the edge of later blocks take tiles off that path; Gaussian rewards; one arm.
+    never = (0,) * 9
+    for n, k, reward, crash_at in (
+        (1, 7, "bernoulli", never),
+        (4, 130, "gaussian", (0, 0, 4100, 0)),
+        (6, 33, "bernoulli", (0, 5000, 0, 0, 2000, 0)),
+        (9, 64, "bernoulli", (0, 0, 0, 8193, 0, 0, 100, 8192, 6000)),
+        (5, 1, "gaussian", never),
+    ):
+        config = Config(
+            "no-communication",
+            agents=n,
+            arms=k,
+            horizon=9000,
+            seed=11 + n,
+            reward=reward,
+            crash_at=crash_at[:n],
+            recover_after=300,
+            grid_points=29,
+        )
+        assert_identical(config)
+
+
 def test_ucb_baselines_across_tiles_groups_and_faults():
-    # More agents than a no-communication tile (8), arms in several groups of 16 with padding,
+    # More agents than a vector tile of agents alone (4), arms in several groups of 16 with padding,
     # crashes with recovery, grid points inside chunks; full communication with loss and delay,
     # and on a complete graph, where a receiver hears one arm from several neighbours in one
     # exchange (its mean is computed once, after the last).

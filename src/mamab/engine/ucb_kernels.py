@@ -145,8 +145,8 @@ GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best a
 
 
 class GroupedUCB(NamedTuple):
-    """UCB1 state of every agent of a run on all its arms, with grouped bounds (or lazy
-    candidates, ``few``) for the argmax."""
+    """UCB1 state of every agent of a run on all its arms, with grouped bounds for the argmax
+    (the UCB baselines' agents that talk)."""
 
     count: np.ndarray  # (agents, slots) samples of each arm (padding: 1, never untried)
     total: np.ndarray  # (agents, slots) their sum
@@ -161,26 +161,10 @@ class GroupedUCB(NamedTuple):
     pace: np.ndarray  # (agents,) samples an agent sees per step, typically (1 + its degree if
     # told; a step that also delivers delayed samples sees more: pace only sizes the blocks)
     arms: int  # K (slots beyond it are padding)
-    # Or, with ``few``, the lazy candidates of the LCC family (rebuild_candidates, above), which
-    # suit an agent alone on few arms (no-communication at K <= CANDIDATES_UP_TO), in blocks
-    # (block_end, wide) of their own length; the grouped bounds are then unused:
-    few: bool
-    cand: np.ndarray  # (agents, slots) the candidate slots, n_cand of them (few: else empty)
-    in_cand: np.ndarray  # (agents, slots) whether a slot is one
-    n_cand: np.ndarray  # (agents,)
-    bound: np.ndarray  # (agents,) largest index bound of the other slots
 
 
-#: no-communication up to this K chooses among lazy candidates (measured faster at K = 100)
-CANDIDATES_UP_TO = 128
-
-
-def grouped_ucb(
-    agents: int, arms: int, pace: np.ndarray | None = None, alone: bool = False
-) -> GroupedUCB:
-    """Fresh state: no samples, no block open; ``pace``: samples per step (default 1);
-    ``alone``: agents learn only their own samples (lazy candidates on few arms)."""
-    few = alone and arms <= CANDIDATES_UP_TO
+def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> GroupedUCB:
+    """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
     groups = -(-arms // GROUP)
     slots = groups * GROUP
     count = np.zeros((agents, slots), dtype=np.int64)
@@ -201,11 +185,6 @@ def grouped_ucb(
         wide=np.zeros(agents),
         pace=np.ones(agents, dtype=np.int64) if pace is None else pace.astype(np.int64),
         arms=arms,
-        few=few,
-        cand=np.zeros((agents, slots if few else 0), dtype=np.int64),
-        in_cand=np.zeros((agents, slots if few else 0), dtype=np.bool_),
-        n_cand=np.zeros(agents, dtype=np.int64),
-        bound=np.zeros(agents),
     )
 
 

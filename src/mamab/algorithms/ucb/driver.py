@@ -9,6 +9,7 @@ import numpy as np
 
 from mamab.algorithms.ucb.kernel import Links, ucb_chunk
 from mamab.bits import REWARD_BITS, index_bits
+from mamab.engine.lanes import lane_ucb
 from mamab.engine.recording import FastRun, Recording
 from mamab.engine.ucb_kernels import grouped_ucb
 from mamab.result import RunResult
@@ -37,12 +38,14 @@ def run(run: FastRun) -> RunResult:
         rec.late_reward,
         rec.late_n,
     )
-    if lockstep:  # one table stands for every agent
-        ucb = grouped_ucb(1, config.arms, np.array([n]))
+    if not talk:  # agents alone, in vector lanes (the grouped state unused: empty)
+        ucb, lanes = grouped_ucb(0, config.arms), lane_ucb(n, config.arms)
+    elif lockstep:  # one table stands for every agent
+        ucb, lanes = grouped_ucb(1, config.arms, np.array([n])), lane_ucb(0, config.arms)
     else:
-        ucb = grouped_ucb(n, config.arms, 1 + np.diff(indptr), alone=not talk)
+        ucb, lanes = grouped_ucb(n, config.arms, 1 + np.diff(indptr)), lane_ucb(0, config.arms)
     out, faults = rec.out(grid, trace), rec.faults()
-    run.feed(ucb_chunk, rewards, out, ucb, links, faults, run.params.alpha)
+    run.feed(ucb_chunk, rewards, out, ucb, lanes, links, faults, run.params.alpha)
     return rec.result(instance, trace)
 
 

@@ -4,13 +4,15 @@ Mirrors ``mamab.algorithms.ucb.agent`` operation for operation: each agent runs 
 arms (untried arms first in index order, then the first maximum of
 mean + sqrt(alpha·log t)·(1/sqrt n), t = 1 + samples seen), learns its own sample, and, with
 full communication, every neighbour's (arm, reward) of the step by increasing sender id, after
-the samples held since the last exchange (delay). The argmax is exact but lazy: grouped bounds,
-or, for agents alone on at most 128 arms, the LCC family's candidates
-(:mod:`mamab.engine.ucb_kernels`).
+the samples held since the last exchange (delay). The argmax is exact: agents alone scan every
+arm in the processor's vector lanes, four agents at once (:mod:`mamab.engine.lanes`); agents
+that talk keep grouped bounds and scan lazily (:mod:`mamab.engine.ucb_kernels`).
 
 Kernel API 1 (``mamab.engine.kernel_api``): the noise block, the run's arms (``Rewards``) and
-recording (``Out``), the agents' UCB state (:class:`~mamab.engine.ucb_kernels.GroupedUCB`),
-who talks to whom (:class:`Links`) and the faults (``Faults``). Agent n is dead during steps
+recording (``Out``), the UCB state of agents that talk
+(:class:`~mamab.engine.ucb_kernels.GroupedUCB`) or of agents alone
+(:class:`~mamab.engine.lanes.LaneUCB`; the other is empty), who talks to whom (:class:`Links`)
+and the faults (``Faults``). Agent n is dead during steps
 crash[n] .. back[n] - 1: it plays and sends nothing, a sample sent to it is lost; at back[n] it
 restarts with a fresh UCB.
 """
@@ -30,27 +32,23 @@ from mamab.engine.kernel_api import (
     SENT,
     STEP,
     arrive,
+    reward_from,
     reward_of,
     route,
 )
+from mamab.engine.lanes import LANES, lane_argmax, learn_lane, restart_lane
 from mamab.engine.ucb_kernels import (
     block_width,
-    certified_candidate,
     choose_grouped,
     learn_grouped,
     open_block,
     rebound_group,
-    rebuild_candidates,
     restart_grouped,
     settle_grouped,
-    ucb_update,
     ucb_width,
 )
 from mamab.faults import DELIVER, LOSE, fate
 from mamab.kernel_cache import njit
-
-#: no-communication runs a block in tiles of this many agents
-TILE = 8
 
 
 class Links(NamedTuple):
@@ -147,31 +145,22 @@ def _open(ucb, n, alpha, seen):
     open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
 
 
-@njit(cache=True)
-def _new_candidates(ucb, n, width, alpha, seen):
-    """A full scan: the reference's choice, and the candidates of a new block (cold path)."""
-    best, ucb.n_cand[n], ucb.bound[n], ucb.block_end[n], ucb.wide[n] = rebuild_candidates(
-        n, ucb.arms, ucb.mean, ucb.inv_sqrt, ucb.cand, ucb.in_cand, width, alpha, seen
-    )
-    return best
-
-
 @njit(cache=True, nogil=True)
-def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
+def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
     """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
 
-    Without communication agents do not interact, so they run the block in tiles of TILE agents
-    (their arms stay in cache, their steps are independent for the processor to overlap), and
-    regret is recorded per tile at the grid points; with it, all agents run step by step, or in
-    lockstep where they provably hold one table (:func:`_lockstep`).
+    Agents alone run in tiles of LANES (:func:`_alone`); agents that talk run step by step, or
+    in lockstep where they provably hold one table (:func:`_lockstep`).
     """
+    if not links.talk:
+        _alone(noise, rewards, out, lanes, faults, alpha)
+        return
     if links.lockstep:
         _lockstep(noise, rewards, out, ucb, links, alpha)
         return
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
     block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
-    few, cand, in_cand, n_cand, bound = ucb.few, ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
     crash, back, gaps = faults.crash, faults.back, rewards.gaps
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
     first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
@@ -180,66 +169,132 @@ def ucb_chunk(noise, rewards, out, ucb, links, faults, alpha):
     alive = np.ones(n_agents, dtype=np.bool_)
     waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
     held = np.empty(n_agents, dtype=np.int64)  # and which they are
-    widths = np.empty(rows)  # an agent alone, alive since the start, has seen step - 1 samples
+    point = pos[GRID]
+    for row in range(rows):
+        step = first + row + 1
+        width, cached = 0.0, -1
+        for n in range(n_agents):
+            if step == back[n]:
+                restart_grouped(ucb, n)
+            alive[n] = step < crash[n] or step >= back[n]
+            if not alive[n]:
+                continue
+            s = untried[n]
+            while s < k and count[n, s] > 0:
+                s += 1
+            untried[n] = s
+            if s == k:
+                seen = samples[n]
+                if seen > block_end[n]:
+                    _open(ucb, n, alpha, seen)
+                if seen != cached:  # agents of one degree have seen as many samples
+                    cached = seen
+                    width = ucb_width(alpha, seen)
+                s = choose_grouped(top, mean, inv_sqrt, n, width)
+            reward = reward_of(rewards, noise[row, n], s)
+            learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
+            rebound_group(upper, top, n, s)
+            samples[n] += 1
+            regret[n] += gaps[s]
+            if out.trace:
+                out.trace_out[step - 1, n] = s
+            chosen[n] = s
+            got[n] = reward
+        _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held)
+        if point < grid.size and step == grid[point]:
+            for n in range(n_agents):
+                out.recorded[n, point] = regret[n]
+                out.recorded_bits[n, point] = counters[BITS, n]
+            point += 1
+    pos[STEP] = first + rows
+    pos[GRID] = point
+
+
+@njit(cache=True)
+def _alone(noise, rewards, out, lanes, faults, alpha):
+    """Agents that learn only their own samples (no-communication), LANES at a time: a tile's
+    agents play the whole block before the next tile's, scanning their arms together
+    (:func:`~mamab.engine.lanes.lane_argmax`); regret is recorded per tile at the grid points.
+    Agent n is tile n // LANES, lane n % LANES."""
+    count, total, mean, inv_sqrt = lanes.count, lanes.total, lanes.mean, lanes.inv_sqrt
+    samples, untried, k = lanes.samples, lanes.untried, lanes.arms
+    crash, back, gaps = faults.crash, faults.back, rewards.gaps
+    means, bernoulli, sigma = rewards.means, rewards.bernoulli, rewards.sigma
+    pos, grid, regret, trace, trace_out = out.pos, out.grid, out.regret, out.trace, out.trace_out
+    first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
+    widths = np.empty(rows)  # an agent alive since the start has seen step - 1 samples
     for row in range(rows):
         widths[row] = ucb_width(alpha, first + row)
-    tile = n_agents if links.talk else TILE
+    width = np.zeros(LANES)  # each lane's width this step
+    best = np.zeros(LANES, dtype=np.int64)  # each lane's first maximum
+    pick = np.zeros(LANES, dtype=np.int64)  # each lane's untried arm, k if none
+    live = np.zeros(LANES, dtype=np.bool_)
     point = pos[GRID]
-    for lo in range(0, n_agents, tile):
-        hi = min(lo + tile, n_agents)
+    for tile in range(count.shape[0]):
+        lo = tile * LANES
+        hi = min(lo + LANES, n_agents)
+        c, tot, m, r = count[tile], total[tile], mean[tile], inv_sqrt[tile]
         point = pos[GRID]
+        settled = True  # every agent of the tile alive since the start, through this block,
+        for n in range(lo, hi):  # and done with its untried arms: all have one width
+            settled &= samples[n] == first and untried[n] == k and crash[n] > first + rows
         for row in range(rows):
             step = first + row + 1
-            width, cached = 0.0, -1
-            for n in range(lo, hi):
-                if step == back[n]:
-                    restart_grouped(ucb, n)
-                alive[n] = step < crash[n] or step >= back[n]
-                if not alive[n]:
-                    continue
-                s = untried[n]
-                while s < k and count[n, s] > 0:
-                    s += 1
-                untried[n] = s
-                if s == k:
-                    seen = samples[n]
-                    if seen > block_end[n] and not few:
-                        _open(ucb, n, alpha, seen)
-                    if seen != cached:  # agents of one degree have seen as many samples
-                        cached = seen
-                        if first <= seen < first + rows:
-                            width = widths[seen - first]
-                        else:
-                            width = ucb_width(alpha, seen)
-                    if few:
-                        s = -1
-                        if seen <= block_end[n]:
-                            s = certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width)
-                        if s < 0:
-                            s = _new_candidates(ucb, n, width, alpha, seen)
-                    else:
-                        s = choose_grouped(top, mean, inv_sqrt, n, width)
-                reward = reward_of(rewards, noise[row, n], s)
-                if few:  # UCB.update; a skipped arm that changed keeps the bound a bound
-                    ucb_update(count, total, mean, inv_sqrt, n, s, reward)
-                    if not in_cand[n, s]:
-                        bound[n] = max(bound[n], mean[n, s] + wide[n] * inv_sqrt[n, s])
-                else:
-                    learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
-                    rebound_group(upper, top, n, s)
-                samples[n] += 1
-                regret[n] += gaps[s]
-                if out.trace:
-                    out.trace_out[step - 1, n] = s
-                chosen[n] = s
-                got[n] = reward
-            if links.talk:
-                _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held)
+            if settled:
+                width[:] = widths[row]
+                lane_argmax(m, r, k, width, best)
+                for n in range(lo, hi):
+                    j = n - lo
+                    s = best[j]
+                    reward = reward_from(means, bernoulli, sigma, noise[row, n], s)
+                    learn_lane(c, tot, m, r, s * LANES + j, reward)
+                    regret[n] += gaps[s]
+                    if trace:
+                        trace_out[step - 1, n] = s
+            else:
+                scan = False
+                for n in range(lo, hi):
+                    j = n - lo
+                    if step == back[n]:
+                        restart_lane(c, tot, m, r, k, j)
+                        samples[n] = 0
+                        untried[n] = 0
+                    live[j] = step < crash[n] or step >= back[n]
+                    if not live[j]:
+                        continue
+                    s = untried[n]
+                    while s < k and c[s * LANES + j] > 0:
+                        s += 1
+                    untried[n] = s
+                    pick[j] = s
+                    if s == k:
+                        scan = True
+                        seen = samples[n]
+                        width[j] = (
+                            widths[seen - first]
+                            if first <= seen < first + rows
+                            else ucb_width(alpha, seen)
+                        )
+                if scan:
+                    lane_argmax(m, r, k, width, best)
+                for n in range(lo, hi):
+                    j = n - lo
+                    if not live[j]:
+                        continue
+                    s = pick[j] if pick[j] < k else best[j]
+                    reward = reward_from(means, bernoulli, sigma, noise[row, n], s)
+                    learn_lane(c, tot, m, r, s * LANES + j, reward)
+                    samples[n] += 1
+                    regret[n] += gaps[s]
+                    if trace:
+                        trace_out[step - 1, n] = s
             if point < grid.size and step == grid[point]:
                 for n in range(lo, hi):
                     out.recorded[n, point] = regret[n]
-                    out.recorded_bits[n, point] = counters[BITS, n]
                 point += 1
+        if settled:
+            for n in range(lo, hi):
+                samples[n] += rows
     pos[STEP] = first + rows
     pos[GRID] = point
 
