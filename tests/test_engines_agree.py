@@ -197,6 +197,66 @@ def test_agents_alone_in_vector_lanes():
         assert_identical(config)
 
 
+def test_lcc_family_beyond_small_sets_in_vector_lanes():
+    # Agents holding more than SMALL_SET (24) arms choose by their tile's scan in vector lanes,
+    # beyond LANE_SET (256) by lazy candidates: tiles full and partial, sets that grow at phase
+    # ends (recommendations, a relay's flood, late ones under delay) and cross LANE_SET within a
+    # tile (1270 arms among 5 agents: 254 each, up to 4 recommended at the end of short phases),
+    # restarts after crashes, liars and the robust agents' blocks.
+    short_phases = AlgorithmParams(k_prime=4)  # phases of 20, 40, 80, ... steps
+    for config in (
+        Config(
+            "lcc-ucb",
+            agents=5,
+            arms=1270,
+            horizon=3000,
+            seed=20,
+            params=short_phases,
+            crash_at=(0, 0, 2000, 0, 0),
+        ),
+        Config("lcc-ucb", agents=2, arms=700, horizon=5000, seed=25, reward="gaussian"),
+        Config(
+            "lcc-ucb",
+            agents=6,
+            arms=200,
+            horizon=9000,
+            seed=21,
+            crash_at=(0, 3000, 0, 0, 0, 700),
+            recover_after=400,
+        ),
+        Config(
+            "lcc-ucb-relay",
+            agents=9,
+            arms=150,
+            horizon=6000,
+            seed=22,
+            graph="erdos-renyi",
+            loss=0.1,
+            delay=0.3,
+        ),
+        Config(
+            "lcc-ucb-robust",
+            agents=5,
+            arms=160,
+            horizon=6000,
+            seed=23,
+            malicious=1,
+            reward="gaussian",
+        ),
+        Config(
+            "lcc-ucb-graph",
+            agents=7,
+            arms=130,
+            horizon=6000,
+            seed=24,
+            graph="ring",
+            crash_rate=0.0005,
+            recover_after=100,
+        ),
+    ):
+        assert_identical(config)
+
+
 def test_ucb_baselines_across_tiles_groups_and_faults():
     # More agents than a vector tile of agents alone (4), arms in several groups of 16 with padding,
     # crashes with recovery, grid points inside chunks; full communication with loss and delay,

@@ -9,6 +9,7 @@ import numpy as np
 
 from mamab.algorithms.lcc import kernel as kernels
 from mamab.algorithms.lcc.agent import lcc_shape
+from mamab.engine.lanes import LANES
 from mamab.engine.recording import FastRun
 from mamab.result import RunResult
 from mamab.schedule import (
@@ -70,6 +71,7 @@ def run(run: FastRun) -> RunResult:
         inv_sqrt=np.zeros((n, slots)),
         untried=np.zeros(n, dtype=np.int64),
         samples=np.zeros(n, dtype=np.int64),
+        **lane_copy(size, slots),
         cand=np.zeros((n, slots), dtype=np.int64),
         in_cand=np.zeros((n, slots), dtype=np.bool_),
         n_cand=np.zeros(n, dtype=np.int64),
@@ -100,3 +102,20 @@ def reverse_edges(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     n = indptr.size - 1
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
     return np.searchsorted(rows * n + indices, indices * n + rows).astype(np.int64, copy=False)
+
+
+def lane_copy(size: np.ndarray, slots: int) -> dict[str, np.ndarray]:
+    """The UCB's copy in vector lanes, fresh: slot s of agent n at [n // LANES, s·LANES + n %
+    LANES], mean 0 up to its size and -inf past it (lanes past the last agent: all -inf)."""
+    agents = size.size
+    tiles = -(-agents // LANES)
+    mean = np.full((tiles * LANES, slots), -np.inf)
+    mean[:agents][np.arange(slots) < size[:, None]] = 0.0
+    return {
+        "lane_mean": np.ascontiguousarray(
+            mean.reshape(tiles, LANES, slots).transpose(0, 2, 1)
+        ).reshape(tiles, slots * LANES),
+        "lane_inv": np.zeros((tiles, slots * LANES)),
+        "lane_best": np.zeros((tiles, LANES), dtype=np.int64),
+        "scanned": np.full(tiles, -1, dtype=np.int64),
+    }

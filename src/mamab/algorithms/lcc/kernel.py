@@ -3,8 +3,16 @@
 One kernel serves every algorithm of the LCC family (``mode``: LCC-UCB and LCC-UCB-GRAPH,
 relay, robust), so the hot loop (choose, play, learn) is written
 once and without helper calls: numba charges reference counting for every array a helper
-touches, which would dominate a loop this tight. Helpers run only on cold paths (candidate
-rebuilds, phase ends, floods).
+touches, which would dominate a loop this tight. Helpers run only on cold paths (phase ends,
+floods).
+
+Within a phase agents learn only their own samples, so an agent holding more than SMALL_SET
+arms (and at most LANE_SET; beyond, the lazy candidates of :mod:`mamab.engine.ucb_kernels`)
+chooses by a scan of its tile of LANES agents in vector lanes
+(:func:`mamab.engine.lanes.lane_argmax`), on an interleaved copy of the means and 1/sqrt n
+(``lane_mean``, ``lane_inv``) that every write of theirs keeps equal. A tile is scanned once per
+step, when its first agent that needs the scan chooses: the agents after it in the tile have not
+played yet, so the scan sees their state as their own turn will.
 
 The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
 the run's arms (``Rewards``), recording (``Out``: ``pos`` holds [step, phase, step in phase, next
@@ -52,6 +60,7 @@ from mamab.engine.kernel_api import (
     route,
     step_ended,
 )
+from mamab.engine.lanes import LANES, lane_argmax
 from mamab.engine.ucb_kernels import (
     certified_candidate,
     most_played,
@@ -71,12 +80,14 @@ __all__ = [
     "run_chunk",
 ]
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)
-SMALL_SET = 24  # up to this many slots, scan them all; beyond, the lazy candidates pay
+SMALL_SET = 24  # up to this many slots, a plain scan; beyond, the tile's scan in vector lanes
+LANE_SET = 256  # up to this many; beyond, lazy candidates (measured: equal at 500 slots)
 
 
 class Ucb(NamedTuple):
-    """Every agent's UCB over its slots (agents, slots), sorted by arm, and the lazy argmax's
-    candidates (:mod:`mamab.engine.ucb_kernels`)."""
+    """Every agent's UCB over its slots (agents, slots), sorted by arm, its copy in vector lanes
+    (agent n = tile n // LANES, lane n % LANES; :mod:`mamab.engine.lanes`) and the lazy argmax's
+    candidates (:mod:`mamab.engine.ucb_kernels`), for sets beyond LANE_SET."""
 
     slot_arm: np.ndarray  # (agents, slots) the arm in each slot
     size: np.ndarray  # (agents,) slots in use
@@ -86,6 +97,11 @@ class Ucb(NamedTuple):
     inv_sqrt: np.ndarray  # 1 / sqrt(count)
     untried: np.ndarray  # (agents,) the lowest slot maybe never sampled
     samples: np.ndarray  # (agents,) samples seen (own and neighbours')
+    lane_mean: np.ndarray  # (tiles, slots * LANES) mean of slot s of lane j at s·LANES + j,
+    # -inf past the agent's size (and for lanes past the last agent): never the maximum
+    lane_inv: np.ndarray  # (tiles, slots * LANES) its 1 / sqrt(count) (0 past the size)
+    lane_best: np.ndarray  # (tiles, LANES) each lane's first maximum at the tile's last scan
+    scanned: np.ndarray  # (tiles,) the step of that scan
     cand: np.ndarray  # (agents, slots) the candidate slots of the running block
     in_cand: np.ndarray  # (agents, slots) the slot is a candidate
     n_cand: np.ndarray  # (agents,) candidates in use
@@ -150,6 +166,18 @@ def _join(ucb, n, arm):
     ucb.size[n] = m + 1
     ucb.untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
     ucb.block_end[n] = -1
+    _mirror(ucb, n)
+
+
+@njit(cache=True)
+def _mirror(ucb, n):
+    """Agent n's lane of its tile copies its slots again (cold path: its slots moved)."""
+    tile, lane = n // LANES, n % LANES
+    lane_mean, lane_inv, size = ucb.lane_mean[tile], ucb.lane_inv[tile], ucb.size[n]
+    for s in range(ucb.mean.shape[1]):
+        e = s * LANES + lane
+        lane_mean[e] = ucb.mean[n, s] if s < size else -math.inf
+        lane_inv[e] = ucb.inv_sqrt[n, s] if s < size else 0.0
 
 
 @njit(cache=True)
@@ -281,6 +309,7 @@ def _restart_ucb(ucb, n, block):
     ucb.untried[n] = 0
     ucb.samples[n] = 0
     ucb.block_end[n] = -1
+    _mirror(ucb, n)
 
 
 @njit(cache=True)
@@ -370,21 +399,6 @@ def _late_recommendations(plan, held, ex, ucb, counters, alive, ended, phase):
                 _join(ucb, v, arm)
 
 
-@njit(cache=True, inline="always")
-def _learn(ucb, n, slot, reward):
-    """Agent n learns one (own or neighbour's) sample of the arm in ``slot``."""
-    c = ucb.count[n, slot] + 1
-    ucb.count[n, slot] = c
-    ucb.total[n, slot] += reward
-    ucb.mean[n, slot] = ucb.total[n, slot] / c
-    ucb.inv_sqrt[n, slot] = 1.0 / math.sqrt(c)
-    if ucb.size[n] > SMALL_SET and not ucb.in_cand[n, slot]:  # a skipped arm changed: keep
-        ucb.bound[n] = max(  # the bound a bound
-            ucb.bound[n], ucb.mean[n, slot] + ucb.block_width[n] * ucb.inv_sqrt[n, slot]
-        )
-    ucb.samples[n] += 1
-
-
 @njit(cache=True, nogil=True)
 def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     """Simulate ``noise.shape[0]`` steps of every agent of one run.
@@ -393,9 +407,15 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     """
     # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    cand, in_cand, untried, samples = ucb.cand, ucb.in_cand, ucb.untried, ucb.samples
-    n_cand, block_end, bound, block_width = ucb.n_cand, ucb.block_end, ucb.bound, ucb.block_width
-    slot_arm, size = ucb.slot_arm, ucb.size
+    untried, samples, slot_arm, size = ucb.untried, ucb.samples, ucb.slot_arm, ucb.size
+    cand, in_cand, n_cand, bound = ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
+    block_end, block_width = ucb.block_end, ucb.block_width
+    lane_mean, lane_inv, lane_best, scanned = (
+        ucb.lane_mean,
+        ucb.lane_inv,
+        ucb.lane_best,
+        ucb.scanned,
+    )
     mode, alpha, indptr, phase_len = plan.mode, plan.alpha, plan.indptr, plan.phase_len
     pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
     late_n = held.late_n
@@ -404,6 +424,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     n_agents = slot_arm.shape[0]
     recs = np.empty(n_agents, dtype=np.int64)
     alive = np.ones(n_agents, dtype=np.bool_)
+    lane_width = np.zeros(LANES)
     for row in range(noise.shape[0]):
         width, cached = 0.0, -1
         step = pos[STEP] + 1
@@ -416,7 +437,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
-            # choose: untried slots first, in order; then the certified lazy UCB argmax
+            # choose: untried slots first, in order; then the UCB argmax
             slot = untried[n]
             while slot < size[n] and count[n, slot] > 0:
                 slot += 1
@@ -426,25 +447,44 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                 if seen != cached:
                     cached = seen
                     width = math.sqrt(alpha * math.log(seen + 1))
-                slot = -1
-                if size[n] <= SMALL_SET:  # a plain scan beats the candidate bookkeeping
+                if size[n] <= SMALL_SET:  # a plain scan
                     value = -math.inf
                     for s in range(size[n]):
                         index = mean[n, s] + width * inv_sqrt[n, s]
                         if index > value:
                             slot, value = s, index
-                elif seen <= block_end[n]:
-                    slot = certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width)
-                if slot < 0:
-                    slot, n_cand[n], bound[n], block_end[n], block_width[n] = rebuild_candidates(
-                        n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen
-                    )
+                elif size[n] <= LANE_SET:  # the tile's scan in vector lanes, once per step
+                    tile = n // LANES
+                    if scanned[tile] != step:
+                        scanned[tile] = step
+                        longest = 0
+                        for m in range(n, min(tile * LANES + LANES, n_agents)):
+                            lane_width[m % LANES] = math.sqrt(alpha * math.log(samples[m] + 1))
+                            if size[m] <= LANE_SET:  # a larger set's lane is not read
+                                longest = max(longest, size[m])
+                        lane_argmax(
+                            lane_mean[tile], lane_inv[tile], longest, lane_width, lane_best[tile]
+                        )
+                    slot = lane_best[tile, n % LANES]
+                else:  # many arms: the certified lazy argmax
+                    slot = -1
+                    if seen <= block_end[n]:
+                        slot = certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width)
+                    if slot < 0:
+                        slot, n_cand[n], bound[n], block_end[n], block_width[n] = (
+                            rebuild_candidates(
+                                n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen
+                            )
+                        )
             # play and learn
             arm = slot_arm[n, slot]
             reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             ucb_update(count, total, mean, inv_sqrt, n, slot, reward)  # on locals: hottest loop
-            if size[n] > SMALL_SET and not in_cand[n, slot]:
+            if size[n] > LANE_SET and not in_cand[n, slot]:  # a skipped arm changed: keep
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
+            e = slot * LANES + n % LANES
+            lane_mean[n // LANES, e] = mean[n, slot]
+            lane_inv[n // LANES, e] = inv_sqrt[n, slot]
             samples[n] += 1
             pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
         pos[IN_PHASE] += 1
