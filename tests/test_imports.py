@@ -139,6 +139,7 @@ LAYERS = (
         "mamab.algorithms.spec",
         "mamab.algorithms.lcc.variants",
         "mamab.engine.ucb_kernels",
+        "mamab.engine.lanes",
     ),
     ("mamab.topology", "mamab.problem", "mamab.faults", "mamab.engine.kernel_api"),
     (

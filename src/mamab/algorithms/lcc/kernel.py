@@ -10,7 +10,9 @@ Within a phase agents learn only their own samples, so an agent holding more tha
 arms (and at most LANE_SET; beyond, the lazy candidates of :mod:`mamab.engine.ucb_kernels`)
 chooses by a scan of its tile of LANES agents in vector lanes
 (:func:`mamab.engine.lanes.lane_argmax`), on an interleaved copy of the means and 1/sqrt n
-(``lane_mean``, ``lane_inv``) that every write of theirs keeps equal. A tile is scanned once per
+(``lane_mean``, ``lane_inv``) that every write of theirs keeps equal while the agent holds more
+than SMALL_SET arms (its arms change only in :func:`_join` and :func:`_restart_ucb`, which copy
+them again). A tile is scanned once per
 step, when its first agent that needs the scan chooses: the agents after it in the tile have not
 played yet, so the scan sees their state as their own turn will.
 
@@ -453,8 +455,8 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                         index = mean[n, s] + width * inv_sqrt[n, s]
                         if index > value:
                             slot, value = s, index
-                elif size[n] <= LANE_SET:  # the tile's scan in vector lanes, once per step
-                    tile = n // LANES
+                elif size[n] <= LANE_SET:  # the tile's scan in vector lanes, once per step,
+                    tile = n // LANES  # for its agents not played yet (this one and the next)
                     if scanned[tile] != step:
                         scanned[tile] = step
                         longest = 0
@@ -482,9 +484,10 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
             ucb_update(count, total, mean, inv_sqrt, n, slot, reward)  # on locals: hottest loop
             if size[n] > LANE_SET and not in_cand[n, slot]:  # a skipped arm changed: keep
                 bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
-            e = slot * LANES + n % LANES
-            lane_mean[n // LANES, e] = mean[n, slot]
-            lane_inv[n // LANES, e] = inv_sqrt[n, slot]
+            if size[n] > SMALL_SET:  # the lane copy (read only beyond; _mirror when sets grow)
+                e = slot * LANES + n % LANES
+                lane_mean[n // LANES, e] = mean[n, slot]
+                lane_inv[n // LANES, e] = inv_sqrt[n, slot]
             samples[n] += 1
             pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
         pos[IN_PHASE] += 1
