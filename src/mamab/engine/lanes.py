@@ -78,13 +78,13 @@ def lane_argmax(typingctx, mean, inv_sqrt, slots, widths, best):
         ]
         vec_f = ir.VectorType(ir.DoubleType(), LANES)
         vec_i = ir.VectorType(ir.IntType(64), LANES)
-        i64 = ir.IntType(64)
         mean_p, inv_p, widths_p = (builder.bitcast(a.data, vec_f.as_pointer()) for a in arrays[:3])
         best_p = builder.bitcast(arrays[3].data, vec_i.as_pointer())
         width = builder.load(widths_p, align=8)
         top = cgutils.alloca_once_value(builder, ir.Constant(vec_f, [float("-inf")] * LANES))
         where = cgutils.alloca_once_value(builder, ir.Constant(vec_i, [0] * LANES))
         count = context.cast(builder, slots_v, sig.args[2], types.int64)
+        counter = cgutils.alloca_once_value(builder, ir.Constant(vec_i, [0] * LANES))
         with cgutils.for_range(builder, count) as loop:
             s = loop.index
             index = builder.fadd(
@@ -94,10 +94,9 @@ def lane_argmax(typingctx, mean, inv_sqrt, slots, widths, best):
             high = builder.load(top)
             larger = builder.fcmp_ordered(">", index, high)
             builder.store(builder.select(larger, index, high), top)
-            slot = ir.Constant(vec_i, ir.Undefined)
-            for j in range(LANES):
-                slot = builder.insert_element(slot, s, ir.Constant(i64, j))
+            slot = builder.load(counter)  # s in every lane (a vector add, not a broadcast)
             builder.store(builder.select(larger, slot, builder.load(where)), where)
+            builder.store(builder.add(slot, ir.Constant(vec_i, [1] * LANES)), counter)
         builder.store(builder.load(where), best_p, align=8)
         return context.get_dummy_value()
 
