@@ -461,7 +461,10 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                         scanned[tile] = step
                         longest = 0
                         for m in range(n, min(tile * LANES + LANES, n_agents)):
-                            lane_width[m % LANES] = math.sqrt(alpha * math.log(samples[m] + 1))
+                            if samples[m] != cached:  # agents alike have seen as many samples
+                                cached = samples[m]
+                                width = math.sqrt(alpha * math.log(cached + 1))
+                            lane_width[m % LANES] = width
                             if size[m] <= LANE_SET:  # a larger set's lane is not read
                                 longest = max(longest, size[m])
                         lane_argmax(
