@@ -68,6 +68,7 @@ from mamab.engine.ucb_kernels import (
     most_played,
     rebuild_candidates,
     ucb_update,
+    ucb_width,
 )
 from mamab.faults import DELAY
 from mamab.kernel_cache import njit
@@ -463,7 +464,7 @@ def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                         for m in range(n, min(tile * LANES + LANES, n_agents)):
                             if samples[m] != cached:  # agents alike have seen as many samples
                                 cached = samples[m]
-                                width = math.sqrt(alpha * math.log(cached + 1))
+                                width = ucb_width(alpha, cached)
                             lane_width[m % LANES] = width
                             if size[m] <= LANE_SET:  # a larger set's lane is not read
                                 longest = max(longest, size[m])
