@@ -74,7 +74,9 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
     A receiver adds each sample to its arm's count and sum in that order, and computes the mean
     and 1/sqrt n of each arm heard once, after the last (``waiting``/``held``: scratch of the
     arms heard): the numbers of one-by-one updates, with one division and square root per arm
-    rather than per sample (on a complete graph the neighbours often play the same arm).
+    rather than per sample (on a complete graph the neighbours often play the same arm). Whether
+    an arm was heard before is counted, not branched on: it is unpredictable on a sparse graph,
+    where a receiver's neighbours mostly play different arms.
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
@@ -120,10 +122,9 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
                     late_n,
                 )
                 continue
-            if not waiting[slot]:  # the arm's first sample of this exchange
-                waiting[slot] = True
-                held[n_held] = slot
-                n_held += 1
+            held[n_held] = slot  # kept if the arm's first sample of this exchange
+            n_held += not waiting[slot]
+            waiting[slot] = True
             count[v, slot] += 1
             total[v, slot] += reward
             heard += 1

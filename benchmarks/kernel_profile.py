@@ -1,0 +1,137 @@
+"""Where a numba kernel spends its time, instruction by instruction (perf cannot name JIT code).
+
+    python benchmarks/kernel_profile.py ALGORITHM AGENTS ARMS HORIZON [--graph G]
+        [--kernel mamab.algorithms.ucb.kernel.ucb_chunk] [--top 30] [--out annotated.txt]
+
+Runs one simulation (seed 1) after a short warm-up, copies the compiled machine code of
+``--kernel`` (its cached entry point) out of the process, samples the process with
+``perf record`` meanwhile, and maps the samples that fall inside the kernel to its disassembly
+(``objdump``): prints the hottest instructions and the share of samples per 128-byte block;
+``--out`` writes the whole disassembly with a sample count per instruction. A sample lands a few
+instructions after the one that stalled (timer skid): read the hot spots with their
+neighbours. Needs ``perf`` and ``objdump`` on PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import ctypes
+import importlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mamab.config import Config
+from mamab.errors import ConfigError
+from mamab.simulate import simulate
+
+CODE_BYTES = 1 << 18  # copied from the kernel's entry: larger than any mamab kernel
+
+
+def refuse(message: str) -> SystemExit:
+    print(f"kernel_profile.py: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def kernel_code(path: str) -> tuple[int, bytes]:
+    """(address, machine code from it) of the compiled kernel ``module.name``."""
+    module, _, name = path.rpartition(".")
+    try:
+        dispatcher = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
+        raise refuse(f"--kernel {path}: no such function") from None
+    overloads = list(getattr(dispatcher, "overloads", {}).values())
+    if not overloads:
+        raise refuse(f"--kernel {path}: not a numba function the run compiled")
+    result = overloads[-1]
+    address = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
+    return address, ctypes.string_at(address, CODE_BYTES)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("algorithm")
+    parser.add_argument("agents", type=int)
+    parser.add_argument("arms", type=int)
+    parser.add_argument("horizon", type=int)
+    parser.add_argument("--graph", default="erdos-renyi")
+    parser.add_argument("--kernel", default="mamab.algorithms.ucb.kernel.ucb_chunk")
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    for tool in ("perf", "objdump"):
+        if shutil.which(tool) is None:
+            raise refuse(f"{tool} is not on PATH")
+
+    def config(horizon: int) -> Config:
+        return Config(args.algorithm, args.agents, args.arms, horizon, graph=args.graph, seed=1)
+
+    try:
+        simulate(config(200), jobs=1)
+    except ConfigError as err:
+        raise refuse(str(err)) from None
+    address, code = kernel_code(args.kernel)
+    with tempfile.TemporaryDirectory() as tmp:
+        data, binary = Path(tmp) / "perf.data", Path(tmp) / "kernel.bin"
+        binary.write_bytes(code)
+        perf = subprocess.Popen(
+            ["perf", "record", "-q", "-o", str(data), "-p", str(os.getpid())],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            time.sleep(0.5)  # perf attaches
+            start = time.process_time()
+            simulate(config(args.horizon), jobs=1)
+            seconds = time.process_time() - start
+        finally:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
+        script = subprocess.run(
+            ["perf", "script", "-i", str(data), "-F", "ip"], capture_output=True, text=True
+        ).stdout
+        listing = subprocess.run(
+            ["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", str(binary)],
+            capture_output=True,
+            text=True,
+        ).stdout
+    samples = [int(word, 16) - address for word in script.split()]
+    inside = collections.Counter(s for s in samples if 0 <= s < CODE_BYTES)
+    total = sum(inside.values())
+    print(
+        f"{args.algorithm} ({args.agents},{args.arms}) {args.graph} T={args.horizon}: "
+        f"{seconds:.2f} s CPU; {len(samples)} samples, {total} in {args.kernel}"
+    )
+    if not total:
+        raise refuse("no sample fell in the kernel (is perf allowed to sample this process?)")
+    lines = {}
+    for line in listing.splitlines():
+        head, _, rest = line.partition(":")
+        try:
+            lines[int(head.strip(), 16)] = rest.split("\t")[-1].strip()
+        except ValueError:
+            continue
+    print("\nhottest instructions (offset from the kernel's entry, % of its samples):")
+    for offset, hits in inside.most_common(args.top):
+        print(f"{100 * hits / total:5.1f}%  {offset:#7x}  {lines.get(offset, '?')}")
+    blocks = collections.Counter({offset // 128 * 128: 0 for offset in inside})
+    for offset, hits in inside.items():
+        blocks[offset // 128 * 128] += hits
+    print("\nblocks of 128 bytes holding at least 1% of the samples:")
+    for block, hits in sorted(blocks.items()):
+        if hits >= total / 100:
+            print(f"{100 * hits / total:5.1f}%  {block:#7x}")
+    if args.out:
+        with args.out.open("w") as out:
+            for offset, text in sorted(lines.items()):
+                out.write(f"{inside.get(offset, 0):7d} {offset:#7x}  {text}\n")
+
+
+if __name__ == "__main__":
+    main()
