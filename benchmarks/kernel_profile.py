@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import ctypes
 import importlib
 import os
 import shutil
@@ -31,7 +30,9 @@ from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.simulate import simulate
 
-CODE_BYTES = 1 << 18  # copied from the kernel's entry: larger than any mamab kernel
+CODE_BYTES = 1 << 18  # copied from the kernel's entry: larger than any mamab kernel (the copy
+# may run on into the functions compiled with it: their samples count as the kernel's)
+PAGE = 4096
 
 
 def refuse(message: str) -> SystemExit:
@@ -51,7 +52,15 @@ def kernel_code(path: str) -> tuple[int, bytes]:
         raise refuse(f"--kernel {path}: not a numba function the run compiled")
     result = overloads[-1]
     address = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
-    return address, ctypes.string_at(address, CODE_BYTES)
+    pages = []  # through /proc/self/mem: an unmapped page ends the copy instead of crashing
+    with open("/proc/self/mem", "rb", buffering=0) as memory:
+        for offset in range(0, CODE_BYTES, PAGE):
+            try:
+                memory.seek(address + offset)
+                pages.append(memory.read(PAGE))
+            except OSError:
+                break
+    return address, b"".join(pages)
 
 
 def main() -> None:
@@ -102,11 +111,12 @@ def main() -> None:
             text=True,
         ).stdout
     samples = [int(word, 16) - address for word in script.split()]
-    inside = collections.Counter(s for s in samples if 0 <= s < CODE_BYTES)
+    inside = collections.Counter(s for s in samples if 0 <= s < len(code))
     total = sum(inside.values())
     print(
         f"{args.algorithm} ({args.agents},{args.arms}) {args.graph} T={args.horizon}: "
-        f"{seconds:.2f} s CPU; {len(samples)} samples, {total} in {args.kernel}"
+        f"{seconds:.2f} s CPU; {len(samples)} samples, {total} in the {len(code) // 1024} KB of"
+        f" code from the entry of {args.kernel}"
     )
     if not total:
         raise refuse("no sample fell in the kernel (is perf allowed to sample this process?)")
