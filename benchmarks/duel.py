@@ -6,13 +6,14 @@
 Each checkout gets one worker process (``PYTHONPATH`` = its ``src``), warmed by a short run; then
 the workers run the configuration (seed 1, one run, one thread) by turns, A B, B A, A B, ...,
 each timing its own CPU. Prints both minima, their ratio B/A and the median ratio of the pairs
-(below 1: B is faster). Finer than ``compare.py`` for one configuration on a noisy machine: the
-runs are short, many and interleaved, in processes that stay warm.
+(below 1: B is faster). A finer reading than ``compare.py`` for one configuration on a noisy
+machine: the runs are short, many and interleaved, in processes that stay warm.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -25,16 +26,66 @@ from mamab.errors import ConfigError
 
 WORKER = """
 import json, sys, time
-from mamab.config import Config
-from mamab.simulate import simulate
-spec = json.loads(sys.argv[1])
-config = lambda horizon: Config(**{**spec, "horizon": horizon})
-simulate(config(200), jobs=1)
+try:
+    from mamab.config import Config
+    from mamab.errors import ConfigError
+    from mamab.simulate import simulate
+    spec = json.loads(sys.argv[1])
+    config = lambda horizon: Config(**{**spec, "horizon": horizon})
+    simulate(config(200), jobs=1)
+except Exception as err:  # one line for the parent to print
+    print("error", type(err).__name__, str(err).splitlines()[0] if str(err) else "", flush=True)
+    raise SystemExit(2)
+print("ready", flush=True)
 for _ in sys.stdin:
     start = time.process_time()
     simulate(config(spec["horizon"]), jobs=1)
     print(time.process_time() - start, flush=True)
 """
+
+
+def refuse(message: str) -> SystemExit:
+    print(f"duel.py: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+class Worker:
+    """One checkout's long-lived process: warmed, then one timed run per request."""
+
+    def __init__(self, checkout: Path, spec: dict) -> None:
+        self.checkout = checkout
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WORKER, json.dumps(spec)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(checkout.resolve() / "src")),
+        )
+
+    def answer(self) -> str:
+        line = self.process.stdout.readline().strip()
+        if not line or line.startswith("error"):
+            reason = line.removeprefix("error").strip() or "it stopped"
+            raise refuse(f"the worker of {self.checkout}: {reason}")
+        return line
+
+    def run(self) -> float:
+        try:
+            self.process.stdin.write("run\n")
+            self.process.stdin.flush()
+        except OSError:
+            raise refuse(f"the worker of {self.checkout} stopped") from None
+        return float(self.answer())
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def main() -> None:
@@ -49,12 +100,10 @@ def main() -> None:
     parser.add_argument("--graph", default="erdos-renyi")
     args = parser.parse_args()
     for checkout in (args.checkout_a, args.checkout_b):
-        if not (checkout / "src" / "mamab").is_dir():
-            print(f"duel.py: {checkout} has no src/mamab", file=sys.stderr)
-            raise SystemExit(2)
+        if not (checkout / "src" / "mamab" / "__init__.py").is_file():
+            raise refuse(f"{checkout} has no src/mamab/__init__.py")
     if args.pairs < 1:
-        print(f"duel.py: PAIRS must be at least 1, not {args.pairs}", file=sys.stderr)
-        raise SystemExit(2)
+        raise refuse(f"PAIRS must be at least 1, not {args.pairs}")
     spec = {
         "algorithm": args.algorithm,
         "agents": args.agents,
@@ -63,37 +112,21 @@ def main() -> None:
         "graph": args.graph,
         "seed": 1,
     }
-    try:  # refused here in one line rather than by both workers with a traceback
+    try:  # refused here in one line rather than by both workers
         Config(**spec)
     except ConfigError as err:
-        print(f"duel.py: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps(spec)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=dict(os.environ, PYTHONPATH=str(checkout.resolve() / "src")),
-        )
-        for checkout in (args.checkout_a, args.checkout_b)
-    ]
+        raise refuse(str(err)) from None
+    workers = [Worker(checkout, spec) for checkout in (args.checkout_a, args.checkout_b)]
     times: list[list[float]] = [[], []]
     try:
+        for worker in workers:  # both warm before the first timed run
+            worker.answer()
         for pair in range(args.pairs):
             for side in (0, 1) if pair % 2 == 0 else (1, 0):
-                workers[side].stdin.write("run\n")
-                workers[side].stdin.flush()
-                line = workers[side].stdout.readline()
-                if not line:
-                    checkout = (args.checkout_a, args.checkout_b)[side]
-                    print(f"duel.py: the worker of {checkout} stopped", file=sys.stderr)
-                    raise SystemExit(2)
-                times[side].append(float(line))
+                times[side].append(workers[side].run())
     finally:
         for worker in workers:
-            worker.stdin.close()
-            worker.wait()
+            worker.stop()
     ratios = [b / a for a, b in zip(*times, strict=True)]
     print(
         f"{args.algorithm} {args.graph} ({args.agents},{args.arms}) T={args.horizon}, "

@@ -82,9 +82,12 @@ def main() -> None:
         return Config(args.algorithm, args.agents, args.arms, horizon, graph=args.graph, seed=1)
 
     try:
+        config(args.horizon)
         simulate(config(200), jobs=1)
     except ConfigError as err:
         raise refuse(str(err)) from None
+    if args.out is not None and not args.out.resolve().parent.is_dir():
+        raise refuse(f"--out {args.out}: no such folder {args.out.resolve().parent}")
     address, code = kernel_code(args.kernel)
     with tempfile.TemporaryDirectory() as tmp:
         data, binary = Path(tmp) / "perf.data", Path(tmp) / "kernel.bin"

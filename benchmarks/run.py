@@ -194,31 +194,39 @@ def whole_evaluation(quick_only: bool) -> str:
 
     # the cache is warm only if made so: a code change starts a new one (mamab.kernel_cache),
     # and the rows above compile only the kernels they run (untimed: before ``before``)
-    subprocess.run([sys.executable, "-m", "mamab", "warmup"], check=True, capture_output=True)
+    warm = subprocess.run([sys.executable, "-m", "mamab", "warmup"], capture_output=True, text=True)
+    if warm.returncode != 0:
+        tail = (warm.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"run.py: `mamab warmup` failed: {tail}")
     rows = []
     for preset, flags in [("paper-quick", ["--quick"])] + ([] if quick_only else [("paper", [])]):
         configs = evaluation_configs(preset)
         steps = sum(agent_steps(c) for c in configs)
         floor_cpu = evaluation_floor(configs)
-        with tempfile.TemporaryDirectory() as out:
+        with tempfile.TemporaryDirectory() as out, tempfile.TemporaryFile("w+") as errors:
             load = os.getloadavg()[0]
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            subprocess.run(
+            child = subprocess.Popen(
                 [sys.executable, "-m", "mamab", "reproduce", *flags, "--out", out],
-                check=True,
-                capture_output=True,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
             )
+            # this child's own usage (its workers included), not the warm-up's
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
             wall = time.perf_counter() - start
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            if child.returncode != 0:
+                errors.seek(0)
+                tail = (errors.read().strip().splitlines() or ["no output"])[-1]
+                raise SystemExit(f"run.py: `mamab reproduce {' '.join(flags)}` failed: {tail}")
+        cpu = usage.ru_utime + usage.ru_stime
         rows.append(
             [
                 f"`mamab reproduce {' '.join(flags)}`".replace(" `", "`"),
                 f"{steps:.3g}",
                 f"{wall:.1f} s",
                 f"{cpu:.1f} s",
-                f"{after.ru_maxrss / 1024:.0f} MiB",
+                f"{usage.ru_maxrss / 1024:.0f} MiB",
                 f"{load:.1f} / {os.getloadavg()[0]:.1f}",
                 f"{floor_cpu:.1f} s / {floor_cpu / 2:.1f} s",
                 f"{cpu / floor_cpu:.0f}× / {wall / (floor_cpu / 2):.0f}×",
