@@ -226,6 +226,7 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
     widths = np.empty(rows)  # an agent alive since the start has seen step - 1 samples
     for row in range(rows):
         widths[row] = ucb_width(alpha, first + row)
+    draws = np.empty((rows, LANES))  # the tile's columns of the noise block, side by side
     width = np.zeros(LANES)  # each lane's width this step
     best = np.zeros(LANES, dtype=np.int64)  # each lane's first maximum
     pick = np.zeros(LANES, dtype=np.int64)  # each lane's untried arm, k if none
@@ -235,6 +236,9 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
         lo = tile * LANES
         hi = min(lo + LANES, n_agents)
         c, tot, m, r = count[tile], total[tile], mean[tile], inv_sqrt[tile]
+        for row in range(rows):  # gathered in one tight loop, whose cache misses overlap; read
+            for j in range(hi - lo):  # row by row after each scan, each would wait for memory
+                draws[row, j] = noise[row, lo + j]
         point = pos[GRID]
         settled = True  # every agent of the tile alive since the start, through this block,
         for n in range(lo, hi):  # and done with its untried arms: all have one width
@@ -247,7 +251,7 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
                 for n in range(lo, hi):
                     j = n - lo
                     s = best[j]
-                    reward = reward_from(means, bernoulli, sigma, noise[row, n], s)
+                    reward = reward_from(means, bernoulli, sigma, draws[row, j], s)
                     learn_lane(c, tot, m, r, s * LANES + j, reward)
                     regret[n] += gaps[s]
                     if trace:
@@ -283,7 +287,7 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
                     if not live[j]:
                         continue
                     s = pick[j] if pick[j] < k else best[j]
-                    reward = reward_from(means, bernoulli, sigma, noise[row, n], s)
+                    reward = reward_from(means, bernoulli, sigma, draws[row, j], s)
                     learn_lane(c, tot, m, r, s * LANES + j, reward)
                     samples[n] += 1
                     regret[n] += gaps[s]
