@@ -130,6 +130,10 @@ def main() -> None:
             lines[int(head.strip(), 16)] = rest.split("\t")[-1].strip()
         except ValueError:
             continue
+    if args.out:  # first: a reader that stops early (| head) must not cost the listing
+        with args.out.open("w") as out:
+            for offset, text in sorted(lines.items()):
+                out.write(f"{inside.get(offset, 0):7d} {offset:#7x}  {text}\n")
     print("\nhottest instructions (offset from the kernel's entry, % of its samples):")
     for offset, hits in inside.most_common(args.top):
         print(f"{100 * hits / total:5.1f}%  {offset:#7x}  {lines.get(offset, '?')}")
@@ -140,10 +144,6 @@ def main() -> None:
     for block, hits in sorted(blocks.items()):
         if hits >= total / 100:
             print(f"{100 * hits / total:5.1f}%  {block:#7x}")
-    if args.out:
-        with args.out.open("w") as out:
-            for offset, text in sorted(lines.items()):
-                out.write(f"{inside.get(offset, 0):7d} {offset:#7x}  {text}\n")
 
 
 if __name__ == "__main__":
