@@ -184,6 +184,18 @@ def evaluation_floor(configs: list[Config]) -> float:
     return sum(agent_steps(c) * per_uniform[c.agents] for c in configs)
 
 
+#: Runs a command and prints [exit code, CPU seconds, peak KiB] of it and its workers. A small
+#: process of its own: Linux starts an exec'd child's peak memory at its parent's, so a
+#: command spawned straight from this (large) process would report this one's peak.
+LAUNCHER = """
+import json, os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime,
+                  usage.ru_maxrss]))
+"""
+
+
 def whole_evaluation(quick_only: bool) -> str:
     """``mamab reproduce --quick`` (and the full evaluation unless ``quick_only``) in a fresh
     process with a warm kernel cache: wall, CPU of the process and its workers, peak memory of
@@ -193,7 +205,7 @@ def whole_evaluation(quick_only: bool) -> str:
     import tempfile
 
     # the cache is warm only if made so: a code change starts a new one (mamab.kernel_cache),
-    # and the rows above compile only the kernels they run (untimed: before ``before``)
+    # and the rows above compile only the kernels they run (untimed)
     warm = subprocess.run([sys.executable, "-m", "mamab", "warmup"], capture_output=True, text=True)
     if warm.returncode != 0:
         tail = (warm.stderr.strip().splitlines() or ["no output"])[-1]
@@ -206,27 +218,27 @@ def whole_evaluation(quick_only: bool) -> str:
         with tempfile.TemporaryDirectory() as out, tempfile.TemporaryFile("w+") as errors:
             load = os.getloadavg()[0]
             start = time.perf_counter()
-            child = subprocess.Popen(
-                [sys.executable, "-m", "mamab", "reproduce", *flags, "--out", out],
-                stdout=subprocess.DEVNULL,
+            command = [sys.executable, "-m", "mamab", "reproduce", *flags, "--out", out]
+            launched = subprocess.run(
+                [sys.executable, "-c", LAUNCHER, *command],
+                stdout=subprocess.PIPE,
                 stderr=errors,
+                text=True,
             )
-            # this child's own usage (its workers included), not the warm-up's
-            _, status, usage = os.wait4(child.pid, 0)
-            child.returncode = os.waitstatus_to_exitcode(status)
             wall = time.perf_counter() - start
-            if child.returncode != 0:
+            report = launched.stdout.strip().splitlines()
+            code, cpu, peak_kib = json.loads(report[-1]) if report else (launched.returncode, 0, 0)
+            if code != 0:
                 errors.seek(0)
                 tail = (errors.read().strip().splitlines() or ["no output"])[-1]
                 raise SystemExit(f"run.py: `mamab reproduce {' '.join(flags)}` failed: {tail}")
-        cpu = usage.ru_utime + usage.ru_stime
         rows.append(
             [
                 f"`mamab reproduce {' '.join(flags)}`".replace(" `", "`"),
                 f"{steps:.3g}",
                 f"{wall:.1f} s",
                 f"{cpu:.1f} s",
-                f"{usage.ru_maxrss / 1024:.0f} MiB",
+                f"{peak_kib / 1024:.0f} MiB",
                 f"{load:.1f} / {os.getloadavg()[0]:.1f}",
                 f"{floor_cpu:.1f} s / {floor_cpu / 2:.1f} s",
                 f"{cpu / floor_cpu:.0f}× / {wall / (floor_cpu / 2):.0f}×",
