@@ -32,6 +32,7 @@ from mamab.engine.kernel_api import (
     SENT,
     STEP,
     arrive,
+    record,
     reward_from,
     reward_of,
     route,
@@ -170,7 +171,6 @@ def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
     alive = np.ones(n_agents, dtype=np.bool_)
     waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
     held = np.empty(n_agents, dtype=np.int64)  # and which they are
-    point = pos[GRID]
     for row in range(rows):
         step = first + row + 1
         width, cached = 0.0, -1
@@ -202,13 +202,9 @@ def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
             chosen[n] = s
             got[n] = reward
         _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held)
-        if point < grid.size and step == grid[point]:
-            for n in range(n_agents):
-                out.recorded[n, point] = regret[n]
-                out.recorded_bits[n, point] = counters[BITS, n]
-            point += 1
+        if pos[GRID] < grid.size and step == grid[pos[GRID]]:
+            record(out)  # regret and bits sent at the grid point (cold: not inlined)
     pos[STEP] = first + rows
-    pos[GRID] = point
 
 
 @njit(cache=True)
@@ -320,7 +316,6 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
     first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
     heard = n_agents - 1  # messages each agent sends and receives per step
     bits = heard * links.bits  # and their bits
-    point = pos[GRID]
     for row in range(rows):
         step = first + row + 1
         s = untried[0]
@@ -349,10 +344,6 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
             counters[BITS_RECV, n] += bits
             if trace:
                 trace_out[step - 1, n] = s
-        if point < grid.size and step == grid[point]:
-            for n in range(n_agents):
-                out.recorded[n, point] = regret[n]
-                out.recorded_bits[n, point] = counters[BITS, n]
-            point += 1
+        if pos[GRID] < grid.size and step == grid[pos[GRID]]:
+            record(out)  # regret and bits sent at the grid point (cold: not inlined)
     pos[STEP] = first + rows
-    pos[GRID] = point
