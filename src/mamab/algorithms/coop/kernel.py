@@ -56,7 +56,79 @@ class Consensus(NamedTuple):
     message_bits: int
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
+def _first_max(values):
+    """Index of the first largest of ``values``, scanned in four interleaved lanes.
+
+    Lane j sees j, j+4, ...; each keeps its first maximum and the lanes are merged with ties to
+    the lower index: exactly a plain scan's first maximum, with a quarter of its chain.
+    """
+    size = values.shape[0]
+    b0 = b1 = b2 = b3 = -math.inf
+    i0 = i1 = i2 = i3 = 0
+    s = 0
+    while s + 4 <= size:
+        if values[s] > b0:
+            b0, i0 = values[s], s
+        if values[s + 1] > b1:
+            b1, i1 = values[s + 1], s + 1
+        if values[s + 2] > b2:
+            b2, i2 = values[s + 2], s + 2
+        if values[s + 3] > b3:
+            b3, i3 = values[s + 3], s + 3
+        s += 4
+    while s < size:
+        if values[s] > b0:
+            b0, i0 = values[s], s
+        s += 1
+    best, value = i0, b0
+    if b1 > value or (b1 == value and i1 < best):
+        best, value = i1, b1
+    if b2 > value or (b2 == value and i2 < best):
+        best, value = i2, b2
+    if b3 > value or (b3 == value and i3 < best):
+        best = i3
+    return best
+
+
+@njit(cache=True, inline="always")
+def _rows(est, stale):
+    """The estimates a sender's message carries: this step's, or the last step's (late)."""
+    if stale:
+        return est.prev_counts, est.prev_sums
+    return est.own_counts, est.own_sums
+
+
+@njit(cache=True, inline="always")
+def _consensus(est, n, self_weight, weight, source, stale, heard):
+    """n's estimates: its own share, then each estimate heard added in order, as one by one.
+
+    Two senders per pass over the arms (each arm's additions in the same order): half the
+    loads and stores of the running estimates.
+    """
+    counts, sums, own_counts, own_sums = est.counts, est.sums, est.own_counts, est.own_sums
+    n_arms = counts.shape[1]
+    for i in range(n_arms):
+        counts[n, i] = self_weight * own_counts[n, i]
+        sums[n, i] = self_weight * own_sums[n, i]
+    h = 0
+    while h + 1 < heard:
+        a, b = source[h], source[h + 1]
+        a_counts, a_sums = _rows(est, stale[h])
+        b_counts, b_sums = _rows(est, stale[h + 1])
+        for i in range(n_arms):
+            counts[n, i] = counts[n, i] + weight * a_counts[a, i] + weight * b_counts[b, i]
+            sums[n, i] = sums[n, i] + weight * a_sums[a, i] + weight * b_sums[b, i]
+        h += 2
+    if h < heard:
+        a = source[h]
+        a_counts, a_sums = _rows(est, stale[h])
+        for i in range(n_arms):
+            counts[n, i] = counts[n, i] + weight * a_counts[a, i]
+            sums[n, i] = sums[n, i] + weight * a_sums[a, i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def coop_chunk(noise, rewards, out, faults, est, plan):
     """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
     counts, sums, own_counts, own_sums = est.counts, est.sums, est.own_counts, est.own_sums
@@ -65,6 +137,9 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
     crash, back, alpha, n_agents_total = faults.crash, faults.back, plan.alpha, plan.n_agents
     n_agents, n_arms = counts.shape
     alive = np.ones(n_agents, dtype=np.bool_)
+    index = np.empty(n_arms)
+    source = np.empty(n_agents, dtype=np.int64)  # a receiver's senders heard, in order
+    stale = np.empty(n_agents, dtype=np.bool_)  # ... each with its last step's estimates
     for row in range(noise.shape[0]):
         t = out.pos[STEP] + 1
         log_t = math.log(t)
@@ -77,20 +152,19 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays and sends nothing
-            arm = -1
-            for i in range(n_arms):
-                if counts[n, i] == 0.0:
-                    arm = i
-                    break
-            if arm < 0:
-                value = -math.inf
-                for i in range(n_arms):
-                    c = counts[n, i]
-                    index = sums[n, i] / c + math.sqrt(
-                        alpha * (c + extra) / (n_agents_total * c) * log_t / c
-                    )
-                    if index > value:
-                        arm, value = i, index
+            untried = 0
+            for i in range(n_arms):  # no branch: in vector lanes (an untried arm's is NaN)
+                c = counts[n, i]
+                untried += c == 0.0
+                index[i] = sums[n, i] / c + math.sqrt(
+                    alpha * (c + extra) / (n_agents_total * c) * log_t / c
+                )
+            if untried:  # untried arms first, lowest first
+                arm = 0
+                while counts[n, arm] != 0.0:
+                    arm += 1
+            else:
+                arm = _first_max(index)
             reward = reward_of(rewards, noise[row, n], arm)
             played(out, rewards, n, arm)
             own_counts[n, :] = counts[n, :]
@@ -100,14 +174,12 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
         for n in range(n_agents):  # consensus: own share first, then neighbours by increasing id
             dead = not alive[n]
             if not dead:
-                for i in range(n_arms):
-                    counts[n, i] = self_weight[n] * own_counts[n, i]
-                    sums[n, i] = self_weight[n] * own_sums[n, i]
                 degree = indptr[n + 1] - indptr[n]
                 if degree > 0:
                     counters[SENT, n] += degree
                     counters[BITS, n] += degree * message_bits
                     counters[ROUNDS, n] += 1
+            heard = 0  # estimates n adds, in order: j's of this step, or of the last (late)
             for e in range(indptr[n], indptr[n + 1]):
                 j = indices[e]
                 was_late, late_edge[e] = late_edge[e], False
@@ -128,16 +200,12 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                     else:  # j's estimates never reach n
                         counters[LOST, j] += 1
                         counters[BITS_LOST, j] += message_bits
-                if dead:
-                    continue
-                if f == DELIVER:
-                    for i in range(n_arms):
-                        counts[n, i] = counts[n, i] + weight[n] * own_counts[j, i]
-                        sums[n, i] = sums[n, i] + weight[n] * own_sums[j, i]
-                elif was_late:  # the newest estimates n has from j
-                    for i in range(n_arms):
-                        counts[n, i] = counts[n, i] + weight[n] * est.prev_counts[j, i]
-                        sums[n, i] = sums[n, i] + weight[n] * est.prev_sums[j, i]
+                if not dead and (f == DELIVER or was_late):
+                    source[heard] = j
+                    stale[heard] = f != DELIVER  # the newest n has from j: the last step's
+                    heard += 1
+            if not dead:
+                _consensus(est, n, self_weight[n], weight[n], source, stale, heard)
         if faults.delay > 0.0:
             est.prev_counts[:, :] = own_counts
             est.prev_sums[:, :] = own_sums
