@@ -51,3 +51,38 @@ def test_beats_no_communication():
     coop = np.median(simulate(Config("coop-ucb2", **kw)).final_regret.mean(1))
     alone = np.median(simulate(Config("no-communication", **kw)).final_regret.mean(1))
     assert coop < 0.6 * alone  # measured about 0.4 at this seed
+
+
+def test_kernel_consensus_adds_in_the_agents_order():
+    """Two senders per pass, yet each estimate is the agent's sum in its order (last bit too)."""
+    from mamab.algorithms.coop.kernel import Estimates, _consensus
+
+    rng = np.random.default_rng(5)
+    n_agents, n_arms = 7, 13
+    rows = [rng.random((n_agents, n_arms)) * 1e3 for _ in range(4)]
+    est = Estimates(
+        np.zeros((n_agents, n_arms)),
+        np.zeros((n_agents, n_arms)),
+        *rows,
+        late_edge=np.zeros(0, dtype=np.bool_),
+    )
+    own_weight, weight = 0.1 + rng.random(), 1 / 3
+    for heard in range(n_agents):
+        source = rng.permutation(n_agents).astype(np.int64)
+        stale = rng.random(n_agents) < 0.4
+        _consensus(est, 2, own_weight, weight, source, stale, heard)
+        counts, sums = own_weight * est.own_counts[2], own_weight * est.own_sums[2]
+        for j, late in zip(source[:heard], stale[:heard], strict=True):
+            counts = counts + weight * (est.prev_counts if late else est.own_counts)[j]
+            sums = sums + weight * (est.prev_sums if late else est.own_sums)[j]
+        assert np.array_equal(est.counts[2], counts) and np.array_equal(est.sums[2], sums)
+
+
+def test_kernel_first_max_breaks_ties_to_the_lowest_index():
+    from mamab.algorithms.coop.kernel import _first_max
+
+    rng = np.random.default_rng(6)
+    for size in range(1, 23):
+        for _ in range(20):
+            values = rng.integers(0, 4, size).astype(float)
+            assert _first_max(values) == int(np.argmax(values))
