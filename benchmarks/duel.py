@@ -1,7 +1,7 @@
 """Two checkouts on one configuration, run by turns in two long-lived processes.
 
     python benchmarks/duel.py CHECKOUT_A CHECKOUT_B PAIRS ALGORITHM AGENTS ARMS HORIZON
-        [--graph erdos-renyi]
+        [--graph erdos-renyi] [--edge-prob P] [--loss Q]
 
 Each checkout gets one worker process (``PYTHONPATH`` = its ``src``), warmed by a short run; then
 the workers run the configuration (seed 1, one run, one thread) by turns, A B, B A, A B, ...,
@@ -98,6 +98,8 @@ def main() -> None:
     parser.add_argument("arms", type=int)
     parser.add_argument("horizon", type=int)
     parser.add_argument("--graph", default="erdos-renyi")
+    parser.add_argument("--edge-prob", type=float, help="Erdős–Rényi edge probability")
+    parser.add_argument("--loss", type=float, default=0.0, help="message loss probability")
     args = parser.parse_args()
     for checkout in (args.checkout_a, args.checkout_b):
         if not (checkout / "src" / "mamab" / "__init__.py").is_file():
@@ -110,6 +112,8 @@ def main() -> None:
         "arms": args.arms,
         "horizon": args.horizon,
         "graph": args.graph,
+        "edge_prob": args.edge_prob,
+        "loss": args.loss,
         "seed": 1,
     }
     try:  # refused here in one line rather than by both workers
@@ -129,7 +133,9 @@ def main() -> None:
             worker.stop()
     ratios = [b / a for a, b in zip(*times, strict=True)]
     print(
-        f"{args.algorithm} {args.graph} ({args.agents},{args.arms}) T={args.horizon}, "
+        f"{args.algorithm} {args.graph} ({args.agents},{args.arms}) T={args.horizon}"
+        f"{f', p={args.edge_prob:g}' if args.edge_prob is not None else ''}"
+        f"{f', loss={args.loss:g}' if args.loss else ''}, "
         f"{args.pairs} pairs: A min {min(times[0]):.3f} s, B min {min(times[1]):.3f} s; "
         f"B/A of the minima {min(times[1]) / min(times[0]):.3f}, "
         f"median of the pairs {statistics.median(ratios):.3f}"

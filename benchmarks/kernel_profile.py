@@ -1,6 +1,7 @@
 """Where a numba kernel spends its time, instruction by instruction (perf cannot name JIT code).
 
-    python benchmarks/kernel_profile.py ALGORITHM AGENTS ARMS HORIZON [--graph G]
+    python benchmarks/kernel_profile.py ALGORITHM AGENTS ARMS HORIZON [--graph G] [--edge-prob P]
+        [--loss Q]
         [--kernel mamab.algorithms.ucb.kernel.ucb_chunk] [--top 30] [--out annotated.txt]
 
 Runs one simulation (seed 1) after a short warm-up, copies the compiled machine code of
@@ -70,6 +71,8 @@ def main() -> None:
     parser.add_argument("arms", type=int)
     parser.add_argument("horizon", type=int)
     parser.add_argument("--graph", default="erdos-renyi")
+    parser.add_argument("--edge-prob", type=float, help="Erdős–Rényi edge probability")
+    parser.add_argument("--loss", type=float, default=0.0, help="message loss probability")
     parser.add_argument("--kernel", default="mamab.algorithms.ucb.kernel.ucb_chunk")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", type=Path)
@@ -79,7 +82,16 @@ def main() -> None:
             raise refuse(f"{tool} is not on PATH")
 
     def config(horizon: int) -> Config:
-        return Config(args.algorithm, args.agents, args.arms, horizon, graph=args.graph, seed=1)
+        return Config(
+            args.algorithm,
+            args.agents,
+            args.arms,
+            horizon,
+            graph=args.graph,
+            edge_prob=args.edge_prob,
+            loss=args.loss,
+            seed=1,
+        )
 
     try:
         config(args.horizon)

@@ -94,13 +94,29 @@ def _mix_nb(z):
 
 
 @njit(cache=True, inline="always")
+def round_hash_nb(key, step, round_):
+    """The hash of a round's coordinates, which all its messages share (see :func:`uniform_nb`):
+    a kernel deciding many messages of one round hashes it once."""
+    return _mix_nb(_mix_nb(np.uint64(key) ^ np.uint64(step)) ^ np.uint64(round_))
+
+
+@njit(cache=True, inline="always")
+def sender_hash_nb(round_hash, sender):
+    """... and of a sender's messages in the round."""
+    return _mix_nb(round_hash ^ np.uint64(sender))
+
+
+@njit(cache=True, inline="always")
+def receiver_uniform_nb(sender_hash, receiver):
+    """The message's uniform, from its sender's hash (:func:`sender_hash_nb`)."""
+    h = _mix_nb(sender_hash ^ np.uint64(receiver))
+    return np.float64(h >> np.uint64(11)) * 2.0**-53
+
+
+@njit(cache=True, inline="always")
 def uniform_nb(key, step, round_, sender, receiver):
     """numba twin of :func:`message_uniform` (uint64 arithmetic wraps like the masked ints)."""
-    h = _mix_nb(np.uint64(key) ^ np.uint64(step))
-    h = _mix_nb(h ^ np.uint64(round_))
-    h = _mix_nb(h ^ np.uint64(sender))
-    h = _mix_nb(h ^ np.uint64(receiver))
-    return np.float64(h >> np.uint64(11)) * 2.0**-53
+    return receiver_uniform_nb(sender_hash_nb(round_hash_nb(key, step, round_), sender), receiver)
 
 
 @njit(cache=True)

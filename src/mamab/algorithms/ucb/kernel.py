@@ -25,8 +25,10 @@ import numpy as np
 
 from mamab.engine.kernel_api import (
     BITS,
+    BITS_LOST,
     BITS_RECV,
     GRID,
+    LOST,
     RECV,
     ROUNDS,
     SENT,
@@ -48,7 +50,14 @@ from mamab.engine.ucb_kernels import (
     settle_grouped,
     ucb_width,
 )
-from mamab.faults import DELIVER, LOSE, fate
+from mamab.faults import (
+    DELIVER,
+    LOSE,
+    fate,
+    receiver_uniform_nb,
+    round_hash_nb,
+    sender_hash_nb,
+)
 from mamab.kernel_cache import njit
 
 
@@ -67,7 +76,7 @@ class Links(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held):
+def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held, hashes):
     """Held samples arrive, then every alive agent's sample of the step reaches its neighbours.
 
     Receivers are visited one by one, each hearing its neighbours by increasing id: the
@@ -78,6 +87,11 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
     rather than per sample (on a complete graph the neighbours often play the same arm). Whether
     an arm was heard before is counted, not branched on: it is unpredictable on a sparse graph,
     where a receiver's neighbours mostly play different arms.
+
+    With loss and no delay a message arrives now or never: that verdict (the hash of
+    :func:`~mamab.faults.fate`, its round's and sender's parts made once per exchange) is used
+    as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
+    count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
@@ -100,35 +114,57 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
             counters[ROUNDS, sender] += 1
     loss, delay, key = faults.loss, faults.delay, faults.key
     plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
+    lossy = loss > 0.0 and delay <= 0.0  # a message arrives now or is lost
+    if lossy:  # the coordinates messages share, hashed once per exchange
+        round_hash = round_hash_nb(key, step, 0)
+        for sender in range(n_agents):
+            hashes[sender] = sender_hash_nb(round_hash, sender)
     for v in range(n_agents):
         heard, n_held = 0, 0
         w = wide[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            sender = indices[e]
-            if not alive[sender]:
-                continue
-            slot, reward = chosen[sender], got[sender]
-            f = DELIVER if plain else fate(loss, delay, key, step, 0, sender, v)
-            if f != DELIVER or not alive[v]:  # array helpers only off the plain path
-                route(
-                    counters,
-                    LOSE if f == DELIVER else f,
-                    sender,
-                    v,
-                    bits,
-                    slot,
-                    reward,
-                    late,
-                    late_reward,
-                    late_n,
-                )
-                continue
-            held[n_held] = slot  # kept if the arm's first sample of this exchange
-            n_held += not waiting[slot]
-            waiting[slot] = True
-            count[v, slot] += 1
-            total[v, slot] += reward
-            heard += 1
+        if lossy:  # whether a message arrives is used as a number, not branched on
+            listening = alive[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                sender = indices[e]
+                if not alive[sender]:
+                    continue
+                slot = chosen[sender]
+                arrives = listening & (receiver_uniform_nb(hashes[sender], v) >= loss)
+                held[n_held] = slot  # kept if the arm's first sample of this exchange
+                n_held += arrives & (not waiting[slot])
+                waiting[slot] |= arrives
+                count[v, slot] += arrives
+                total[v, slot] += arrives * got[sender]
+                heard += arrives
+                counters[LOST, sender] += not arrives
+                counters[BITS_LOST, sender] += (not arrives) * bits
+        else:
+            for e in range(indptr[v], indptr[v + 1]):
+                sender = indices[e]
+                if not alive[sender]:
+                    continue
+                slot, reward = chosen[sender], got[sender]
+                f = DELIVER if plain else fate(loss, delay, key, step, 0, sender, v)
+                if f != DELIVER or not alive[v]:  # array helpers only off the plain path
+                    route(
+                        counters,
+                        LOSE if f == DELIVER else f,
+                        sender,
+                        v,
+                        bits,
+                        slot,
+                        reward,
+                        late,
+                        late_reward,
+                        late_n,
+                    )
+                    continue
+                held[n_held] = slot  # kept if the arm's first sample of this exchange
+                n_held += not waiting[slot]
+                waiting[slot] = True
+                count[v, slot] += 1
+                total[v, slot] += reward
+                heard += 1
         for i in range(n_held):
             s = held[i]
             waiting[s] = False
@@ -171,6 +207,7 @@ def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
     alive = np.ones(n_agents, dtype=np.bool_)
     waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
     held = np.empty(n_agents, dtype=np.int64)  # and which they are
+    hashes = np.empty(n_agents, dtype=np.uint64)  # each sender's message hash in the exchange
     for row in range(rows):
         step = first + row + 1
         width, cached = 0.0, -1
@@ -201,7 +238,7 @@ def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
                 out.trace_out[step - 1, n] = s
             chosen[n] = s
             got[n] = reward
-        _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held)
+        _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held, hashes)
         if pos[GRID] < grid.size and step == grid[pos[GRID]]:
             record(out)  # regret and bits sent at the grid point (cold: not inlined)
     pos[STEP] = first + rows
