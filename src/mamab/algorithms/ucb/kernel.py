@@ -75,15 +75,23 @@ class Links(NamedTuple):
     late_n: np.ndarray  # [held messages]
 
 
+class Scratch(NamedTuple):
+    """An exchange's working arrays, kept across steps."""
+
+    waiting: np.ndarray  # (slots,) a receiver's arms heard this exchange
+    held: np.ndarray  # (agents,) and which they are
+    hashes: np.ndarray  # (agents,) each sender's message hash (loss without delay)
+
+
 @njit(cache=True, inline="always")
-def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held, hashes):
+def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch):
     """Held samples arrive, then every alive agent's sample of the step reaches its neighbours.
 
     Receivers are visited one by one, each hearing its neighbours by increasing id: the
     reference's order for each receiver (receivers do not interact), with its rows in cache.
     A receiver adds each sample to its arm's count and sum in that order, and computes the mean
-    and 1/sqrt n of each arm heard once, after the last (``waiting``/``held``: scratch of the
-    arms heard): the numbers of one-by-one updates, with one division and square root per arm
+    and 1/sqrt n of each arm heard once, after the last (``scratch.waiting``/``held``: the arms
+    heard): the numbers of one-by-one updates, with one division and square root per arm
     rather than per sample (on a complete graph the neighbours often play the same arm). Whether
     an arm was heard before is counted, not branched on: it is unpredictable on a sparse graph,
     where a receiver's neighbours mostly play different arms.
@@ -96,6 +104,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, h
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
+    waiting, held, hashes = scratch.waiting, scratch.held, scratch.hashes
     for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
         if arrive(late, i, counters, alive):
             v = late[i, 1]
@@ -205,9 +214,11 @@ def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
     chosen = np.empty(n_agents, dtype=np.int64)
     got = np.empty(n_agents)
     alive = np.ones(n_agents, dtype=np.bool_)
-    waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
-    held = np.empty(n_agents, dtype=np.int64)  # and which they are
-    hashes = np.empty(n_agents, dtype=np.uint64)  # each sender's message hash in the exchange
+    scratch = Scratch(
+        np.zeros(count.shape[1], dtype=np.bool_),
+        np.empty(n_agents, dtype=np.int64),
+        np.empty(n_agents, dtype=np.uint64),
+    )
     for row in range(rows):
         step = first + row + 1
         width, cached = 0.0, -1
@@ -238,7 +249,7 @@ def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
                 out.trace_out[step - 1, n] = s
             chosen[n] = s
             got[n] = reward
-        _exchange(ucb, links, faults, counters, chosen, got, alive, step, waiting, held, hashes)
+        _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch)
         if pos[GRID] < grid.size and step == grid[pos[GRID]]:
             record(out)  # regret and bits sent at the grid point (cold: not inlined)
     pos[STEP] = first + rows
