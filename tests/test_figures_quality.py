@@ -409,9 +409,10 @@ def test_a_figure_is_laid_out_once_whatever_its_formats(tmp_path, monkeypatch):
     assert len(calls) == 1
 
 
-def test_a_figure_is_drawn_once_per_format_plus_its_layout(tmp_path, monkeypatch):
-    """Three formats, four draws: the first format's layout pass and one per file (a figure
-    keeping a placeholder layout engine was drawn twice per file)."""
+def test_a_figure_is_drawn_once_per_format(tmp_path, monkeypatch):
+    """Three formats, three draws, one per file: the PNG's layout is computed without drawing
+    (savefig drew the figure once more, unseen, for it; a figure keeping a placeholder layout
+    engine was drawn twice per file)."""
     from matplotlib.figure import Figure
 
     from mamab.plots import save
@@ -420,7 +421,22 @@ def test_a_figure_is_drawn_once_per_format_plus_its_layout(tmp_path, monkeypatch
     draw = Figure.draw
     monkeypatch.setattr(Figure, "draw", lambda self, r: draws.append(1) or draw(self, r))
     save(regret_figure(paper_like()), tmp_path / "r", Style(formats=("png", "svg", "pdf")))
-    assert len(draws) == 4
+    assert len(draws) == 3
+
+
+@pytest.mark.parametrize("figure", [regret_figure, frontier_figure])
+def test_the_layout_without_a_draw_gives_savefigs_bytes(figure, tmp_path, monkeypatch):
+    """The PNG's layout computed without drawing places every panel as savefig's own unseen
+    draw does: the same bytes in every format."""
+    import mamab.plots
+    from mamab.plots import save
+
+    style = Style(formats=("png", "svg", "pdf"))
+    fast = save(figure(paper_like()), tmp_path / "fast", style)
+    monkeypatch.setattr(mamab.plots, "place_for_png", lambda fig, style: False)
+    slow = save(figure(paper_like()), tmp_path / "slow", style)
+    for a, b in zip(fast, slow, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
 
 
 def test_the_same_figure_gives_the_same_bytes(tmp_path):
