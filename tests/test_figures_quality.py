@@ -450,6 +450,20 @@ def test_the_same_figure_gives_the_same_bytes(tmp_path):
         assert a.read_bytes() == b.read_bytes(), a.name
 
 
+@pytest.mark.parametrize("name", ["regret", "bits", "frontier", "loss"])
+def test_a_title_on_the_top_edge_is_where_matplotlib_would_put_it(name, tmp_path, monkeypatch):
+    """Panel titles placed on the top edge draw the same bytes as matplotlib's own search for
+    decorations above the panel (which found none to avoid)."""
+    import mamab.plots
+    from mamab.plots import save
+
+    style = Style(formats=("png",))
+    (given,) = save(FIGURES[name](), tmp_path / "given", style)
+    monkeypatch.setattr(mamab.plots, "TITLE_Y", None)  # matplotlib's own search
+    (searched,) = save(FIGURES[name](), tmp_path / "searched", style)
+    assert given.read_bytes() == searched.read_bytes()
+
+
 def _numbers(fig) -> list[tuple]:
     return [(t.get_text(), t.xyann) for ax in panels_of(fig) for t in ax.texts]
 
