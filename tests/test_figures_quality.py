@@ -409,9 +409,10 @@ def test_a_figure_is_laid_out_once_whatever_its_formats(tmp_path, monkeypatch):
     assert len(calls) == 1
 
 
-def test_a_figure_is_drawn_once_per_format_plus_its_layout(tmp_path, monkeypatch):
-    """Three formats, four draws: the first format's layout pass and one per file (a figure
-    keeping a placeholder layout engine was drawn twice per file)."""
+def test_a_figure_is_drawn_once_per_format(tmp_path, monkeypatch):
+    """Three formats, three draws, one per file: the PNG's layout is computed without drawing
+    (savefig drew the figure once more, unseen, for it; a figure keeping a placeholder layout
+    engine was drawn twice per file)."""
     from matplotlib.figure import Figure
 
     from mamab.plots import save
@@ -420,7 +421,22 @@ def test_a_figure_is_drawn_once_per_format_plus_its_layout(tmp_path, monkeypatch
     draw = Figure.draw
     monkeypatch.setattr(Figure, "draw", lambda self, r: draws.append(1) or draw(self, r))
     save(regret_figure(paper_like()), tmp_path / "r", Style(formats=("png", "svg", "pdf")))
-    assert len(draws) == 4
+    assert len(draws) == 3
+
+
+@pytest.mark.parametrize("figure", [regret_figure, frontier_figure])
+def test_the_layout_without_a_draw_gives_savefigs_bytes(figure, tmp_path, monkeypatch):
+    """The PNG's layout computed without drawing places every panel as savefig's own unseen
+    draw does: the same bytes in every format."""
+    import mamab.plots
+    from mamab.plots import save
+
+    style = Style(formats=("png", "svg", "pdf"))
+    fast = save(figure(paper_like()), tmp_path / "fast", style)
+    monkeypatch.setattr(mamab.plots, "place_for_png", lambda fig, style: False)
+    slow = save(figure(paper_like()), tmp_path / "slow", style)
+    for a, b in zip(fast, slow, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
 
 
 def test_the_same_figure_gives_the_same_bytes(tmp_path):
@@ -432,6 +448,20 @@ def test_the_same_figure_gives_the_same_bytes(tmp_path):
     again = save(regret_figure(paper_like()), tmp_path / "b", style)
     for a, b in zip(first, again, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
+
+
+@pytest.mark.parametrize("name", ["regret", "bits", "frontier", "loss"])
+def test_a_title_on_the_top_edge_is_where_matplotlib_would_put_it(name, tmp_path, monkeypatch):
+    """Panel titles placed on the top edge draw the same bytes as matplotlib's own search for
+    decorations above the panel (which found none to avoid)."""
+    import mamab.plots
+    from mamab.plots import save
+
+    style = Style(formats=("png",))
+    (given,) = save(FIGURES[name](), tmp_path / "given", style)
+    monkeypatch.setattr(mamab.plots, "TITLE_Y", None)  # matplotlib's own search
+    (searched,) = save(FIGURES[name](), tmp_path / "searched", style)
+    assert given.read_bytes() == searched.read_bytes()
 
 
 def _numbers(fig) -> list[tuple]:
