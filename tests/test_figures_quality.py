@@ -450,6 +450,12 @@ def test_the_same_figure_gives_the_same_bytes(tmp_path):
         assert a.read_bytes() == b.read_bytes(), a.name
 
 
+def _png_pixels(path: Path) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(path), dtype=int)
+
+
 @pytest.mark.parametrize("name", ["regret", "bits", "frontier", "loss"])
 def test_a_title_on_the_top_edge_is_where_matplotlib_would_put_it(name, tmp_path, monkeypatch):
     """Panel titles placed on the top edge draw the same bytes as matplotlib's own search for
@@ -462,6 +468,23 @@ def test_a_title_on_the_top_edge_is_where_matplotlib_would_put_it(name, tmp_path
     monkeypatch.setattr(mamab.plots, "TITLE_Y", None)  # matplotlib's own search
     (searched,) = save(FIGURES[name](), tmp_path / "searched", style)
     assert given.read_bytes() == searched.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["regret", "bits", "frontier", "loss"])
+def test_a_frame_left_out_of_the_layout_leaves_the_pixels(name, tmp_path, monkeypatch):
+    """Frames left out of the layout draw what frames measured by it draw: the panels' places
+    agree to rounding (1e-16 of the figure), which may turn a pixel by one level of 255."""
+    import mamab.plots
+    from mamab.plots import save
+
+    style = Style(formats=("png",))
+    (out,) = save(FIGURES[name](), tmp_path / "out", style)
+    monkeypatch.setattr(mamab.plots, "frame_out_of_layout", lambda ax: None)
+    (measured,) = save(FIGURES[name](), tmp_path / "measured", style)
+    a, b = _png_pixels(out), _png_pixels(measured)
+    assert a.shape == b.shape
+    assert np.abs(a - b).max() <= 1
+    assert np.count_nonzero(a != b) <= 100
 
 
 def _numbers(fig) -> list[tuple]:
