@@ -62,6 +62,13 @@ def argmax_index(n, size, mean, inv_sqrt, width):
         if v0 > b0:
             b0, i0 = v0, s
         s += 1
+    return merge_lanes(b0, i0, b1, i1, b2, i2, b3, i3)
+
+
+@njit(cache=True, inline="always")
+def merge_lanes(b0, i0, b1, i1, b2, i2, b3, i3):
+    """The first maximum of a scan in four interleaved lanes, from each lane's first maximum
+    (value b, index i): the largest value, ties to the lower index."""
     best, value = i0, b0
     if b1 > value or (b1 == value and i1 < best):
         best, value = i1, b1

@@ -28,6 +28,7 @@ from mamab.engine.kernel_api import (
     played,
     reward_of,
 )
+from mamab.engine.ucb_kernels import merge_lanes
 from mamab.faults import DELAY, DELIVER, LOSE
 from mamab.kernel_cache import njit
 
@@ -81,14 +82,7 @@ def _first_max(values):
         if values[s] > b0:
             b0, i0 = values[s], s
         s += 1
-    best, value = i0, b0
-    if b1 > value or (b1 == value and i1 < best):
-        best, value = i1, b1
-    if b2 > value or (b2 == value and i2 < best):
-        best, value = i2, b2
-    if b3 > value or (b3 == value and i3 < best):
-        best = i3
-    return best
+    return merge_lanes(b0, i0, b1, i1, b2, i2, b3, i3)
 
 
 @njit(cache=True, inline="always")
