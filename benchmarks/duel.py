@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from one_config import add_config_arguments, config_fields
+
 from mamab.config import Config
 from mamab.errors import ConfigError
 
@@ -93,29 +95,14 @@ def main() -> None:
     parser.add_argument("checkout_a", type=Path)
     parser.add_argument("checkout_b", type=Path)
     parser.add_argument("pairs", type=int)
-    parser.add_argument("algorithm")
-    parser.add_argument("agents", type=int)
-    parser.add_argument("arms", type=int)
-    parser.add_argument("horizon", type=int)
-    parser.add_argument("--graph", default="erdos-renyi")
-    parser.add_argument("--edge-prob", type=float, help="Erdős–Rényi edge probability")
-    parser.add_argument("--loss", type=float, default=0.0, help="message loss probability")
+    add_config_arguments(parser)
     args = parser.parse_args()
     for checkout in (args.checkout_a, args.checkout_b):
         if not (checkout / "src" / "mamab" / "__init__.py").is_file():
             raise refuse(f"{checkout} has no src/mamab/__init__.py")
     if args.pairs < 1:
         raise refuse(f"PAIRS must be at least 1, not {args.pairs}")
-    spec = {
-        "algorithm": args.algorithm,
-        "agents": args.agents,
-        "arms": args.arms,
-        "horizon": args.horizon,
-        "graph": args.graph,
-        "edge_prob": args.edge_prob,
-        "loss": args.loss,
-        "seed": 1,
-    }
+    spec = config_fields(args)
     try:  # refused here in one line rather than by both workers
         Config(**spec)
     except ConfigError as err:

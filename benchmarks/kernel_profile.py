@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from one_config import add_config_arguments, config_fields
+
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.simulate import simulate
@@ -66,13 +68,7 @@ def kernel_code(path: str) -> tuple[int, bytes]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("algorithm")
-    parser.add_argument("agents", type=int)
-    parser.add_argument("arms", type=int)
-    parser.add_argument("horizon", type=int)
-    parser.add_argument("--graph", default="erdos-renyi")
-    parser.add_argument("--edge-prob", type=float, help="Erdős–Rényi edge probability")
-    parser.add_argument("--loss", type=float, default=0.0, help="message loss probability")
+    add_config_arguments(parser)
     parser.add_argument("--kernel", default="mamab.algorithms.ucb.kernel.ucb_chunk")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", type=Path)
@@ -82,16 +78,7 @@ def main() -> None:
             raise refuse(f"{tool} is not on PATH")
 
     def config(horizon: int) -> Config:
-        return Config(
-            args.algorithm,
-            args.agents,
-            args.arms,
-            horizon,
-            graph=args.graph,
-            edge_prob=args.edge_prob,
-            loss=args.loss,
-            seed=1,
-        )
+        return Config(**{**config_fields(args), "horizon": horizon})
 
     try:
         config(args.horizon)
