@@ -28,14 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from refusal import refuse
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-
-
-def refuse(message: str) -> SystemExit:
-    """A bad argument: one line on stderr, exit code 2 (as mamab's command line)."""
-    print(f"compare.py: {message}", file=sys.stderr)
-    return SystemExit(2)
 
 
 def git(*args: str, cwd: Path = REPO) -> str:

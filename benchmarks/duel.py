@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from one_config import add_config_arguments, config_fields
+from refusal import refuse
 
 from mamab.config import Config
 from mamab.errors import ConfigError
@@ -44,11 +45,6 @@ for _ in sys.stdin:
     simulate(config(spec["horizon"]), jobs=1)
     print(time.process_time() - start, flush=True)
 """
-
-
-def refuse(message: str) -> SystemExit:
-    print(f"duel.py: {message}", file=sys.stderr)
-    return SystemExit(2)
 
 
 class Worker:

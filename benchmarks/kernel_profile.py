@@ -22,12 +22,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from one_config import add_config_arguments, config_fields
+from refusal import refuse
 
 from mamab.config import Config
 from mamab.errors import ConfigError
@@ -36,11 +36,6 @@ from mamab.simulate import simulate
 CODE_BYTES = 1 << 18  # copied from the kernel's entry: larger than any mamab kernel (the copy
 # may run on into the functions compiled with it: their samples count as the kernel's)
 PAGE = 4096
-
-
-def refuse(message: str) -> SystemExit:
-    print(f"kernel_profile.py: {message}", file=sys.stderr)
-    return SystemExit(2)
 
 
 def kernel_code(path: str) -> tuple[int, bytes]:
