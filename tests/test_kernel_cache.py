@@ -180,3 +180,29 @@ def test_an_edited_constant_recompiles_the_kernels_that_inline_it(tmp_path):
     edit_golden(src)
     # today's code loads the stale kernel: [False, 8, 9, False]
     assert json.loads(run_python(code, src, cache)) == [True, 9, 9, True]
+
+
+def test_warmup_compiles_the_diameter_kernels_a_sparse_run_needs(tmp_path):
+    """``mamab warmup`` once said "kernels ready" and the next sparse run compiled the exact
+    diameter's kernels: a tiny ring never reaches that pass. Its ``graph diameter`` step does."""
+    cache = tmp_path / "cache"
+    warm = "from mamab.diameter import warm\nprint(warm())\n"
+    assert run_python(warm, PACKAGE.parent, cache) == "30"
+    before = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
+    assert any("_batch_eccentricities" in p.name for p in before)
+    sparse = (
+        "import networkx as nx\n"
+        "from mamab.diameter import diameter\n"
+        "a = nx.to_scipy_sparse_array(nx.erdos_renyi_graph(200, 0.05, seed=1), format='csr')\n"
+        "print(diameter(a.indptr, a.indices))\n"
+    )
+    assert run_python(sparse, PACKAGE.parent, cache) == "4"
+    after = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file() and p.name != kernel_cache.STAMP}
+    assert after == {p: t for p, t in before.items() if p.name != kernel_cache.STAMP}
+
+
+def test_warmup_ends_with_the_diameter_step():
+    from mamab.engine.warmup import warmup_configs, warmup_steps
+
+    labels = [label for label, _ in warmup_steps()]
+    assert labels == [c.algorithm for c in warmup_configs()] + ["graph diameter"]

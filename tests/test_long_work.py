@@ -332,7 +332,7 @@ def test_warmup_and_live_off_a_terminal_report_progress(eager, monkeypatch, caps
 
     monkeypatch.setattr(warmup, "warmup", fake_warmup)
     code, _, err = invoke(["warmup"], capsys)
-    assert code == 0 and "compiling kernels: " in err and "configs" in err
+    assert code == 0 and "compiling kernels: " in err and "steps" in err
 
     def fake_live(config, sync, timeout, progress, out=None):
         from mamab.stats import run_statistics

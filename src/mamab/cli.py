@@ -653,15 +653,15 @@ def warmup() -> None:
     import time
 
     from mamab.engine.warmup import warmup as compile_all
-    from mamab.engine.warmup import warmup_configs
+    from mamab.engine.warmup import warmup_steps
     from mamab.progress import Progress
 
     start = time.perf_counter()
-    total = sum(1 for _ in warmup_configs())
-    with Progress(total, "compiling kernels", "configs") as bar:
+    total = sum(1 for _ in warmup_steps())
+    with Progress(total, "compiling kernels", "steps") as bar:
         compile_all(
-            starting=lambda algorithm: bar.describe(note=algorithm),
-            done=lambda algorithm: bar.update(1),
+            starting=lambda label: bar.describe(note=label),
+            done=lambda label: bar.update(1),
         )
     click.echo(f"kernels ready ({time.perf_counter() - start:.1f} s)")
 

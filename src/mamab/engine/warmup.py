@@ -10,7 +10,8 @@ every kernel ahead, with progress.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -93,21 +94,32 @@ def warmup_configs():
             )
 
 
+def warmup_steps() -> Iterator[tuple[str, Callable[[], object]]]:
+    """What ``mamab warmup`` runs, as (label, action): every configuration of
+    :func:`warmup_configs` on the fast engine, then the graph diameter's kernels (a run on a large
+    sparse graph computes its diameter exactly; a tiny ring never reaches that pass)."""
+    from mamab.diameter import warm as warm_diameter
+    from mamab.simulate import simulate
+
+    for config in warmup_configs():
+        yield config.algorithm, partial(simulate, config, engine="fast", jobs=1)
+    yield "graph diameter", warm_diameter
+
+
 def warmup(
     starting: Callable[[str], None] | None = None, done: Callable[[str], None] | None = None
 ) -> int:
-    """Compile (or load from the cache) every kernel; returns the configurations run.
+    """Compile (or load from the cache) every kernel; returns the steps run.
 
-    ``starting(algorithm)`` and ``done(algorithm)`` are called around each configuration.
+    ``starting(label)`` and ``done(label)`` are called around each step (an algorithm's name, or
+    "graph diameter").
     """
-    from mamab.simulate import simulate
-
     count = 0
-    for config in warmup_configs():
+    for label, action in warmup_steps():
         if starting is not None:
-            starting(config.algorithm)
-        simulate(config, engine="fast", jobs=1)
+            starting(label)
+        action()
         if done is not None:
-            done(config.algorithm)
+            done(label)
         count += 1
     return count
