@@ -197,7 +197,11 @@ def test_warmup_compiles_the_diameter_kernels_a_sparse_run_needs(tmp_path):
         "print(diameter(a.indptr, a.indices))\n"
     )
     assert run_python(sparse, PACKAGE.parent, cache) == "4"
-    after = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file() and p.name != kernel_cache.STAMP}
+    after = {
+        p: p.stat().st_mtime_ns
+        for p in cache.rglob("*")
+        if p.is_file() and p.name != kernel_cache.STAMP
+    }
     assert after == {p: t for p, t in before.items() if p.name != kernel_cache.STAMP}
 
 
