@@ -210,3 +210,28 @@ def test_warmup_ends_with_the_diameter_step():
 
     labels = [label for label, _ in warmup_steps()]
     assert labels == [c.algorithm for c in warmup_configs()] + ["graph diameter"]
+
+
+def test_warmup_runs_every_entry_kernel(monkeypatch):
+    """The warm-up configurations run every kernel a driver feeds blocks to: each kernel
+    module's, and both of the LCC family's (for small sets and for wide ones), so `mamab warmup`
+    leaves none to compile."""
+    from mamab.algorithms.registry import builtin_names
+    from mamab.engine import recording
+    from mamab.engine.warmup import kernel_modules, warmup_configs
+    from mamab.simulate import simulate
+
+    fed = set()
+    feed = recording.FastRun.feed
+
+    def recorded(self, kernel, *args):
+        fed.add((kernel.py_func.__module__, kernel.__name__))
+        return feed(self, kernel, *args)
+
+    monkeypatch.setattr(recording.FastRun, "feed", recorded)
+    for config in warmup_configs():
+        simulate(config, engine="fast", jobs=1)
+    modules = {m.__name__ for m in kernel_modules(list(builtin_names()))}
+    assert {module for module, _ in fed} == modules
+    lcc = "mamab.algorithms.lcc.kernel"
+    assert {(lcc, "run_chunk"), (lcc, "run_chunk_small")} <= fed

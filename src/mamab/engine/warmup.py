@@ -73,8 +73,8 @@ def compile_notice(algorithms: list[str], stream: TextIO | None = None) -> bool:
 
 
 def warmup_configs():
-    """Tiny configurations that reach every kernel signature: each algorithm, with and without
-    faults (crashes, losses and delays are separate code paths)."""
+    """Tiny configurations that reach every entry kernel and signature: each algorithm, with and
+    without faults (crashes, losses and delays are separate code paths)."""
     from mamab.algorithms.registry import builtin_names, supports_faults
     from mamab.config import Config
 
@@ -92,6 +92,9 @@ def warmup_configs():
                 crash_rate=0.01,
                 recover_after=5,
             )
+    # the LCC family's kernel for sets beyond SMALL_SET arms (K/N plus a degree above 24): the
+    # configurations above all take its kernel for small sets
+    yield Config("lcc-ucb", agents=3, arms=75, horizon=64, graph="ring")
 
 
 def warmup_steps() -> Iterator[tuple[str, Callable[[], object]]]:

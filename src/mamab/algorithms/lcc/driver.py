@@ -81,7 +81,8 @@ def run(run: FastRun) -> RunResult:
     )
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
     held, attack = rec.held(), rec.attacks()
-    run.feed(kernels.run_chunk, rewards, out, faults, held, attack, ucb, plan, exchange)
+    kernel = kernels.entry_kernel(slots)
+    run.feed(kernel, rewards, out, faults, held, attack, ucb, plan, exchange)
     return rec.result(instance, trace)
 
 

@@ -80,7 +80,9 @@ __all__ = [
     "Exchange",
     "Plan",
     "Ucb",
+    "entry_kernel",
     "run_chunk",
+    "run_chunk_small",
 ]
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)
 SMALL_SET = 24  # up to this many slots, a plain scan; beyond, the tile's scan in vector lanes
@@ -402,103 +404,137 @@ def _late_recommendations(plan, held, ex, ucb, counters, alive, ended, phase):
                 _join(ucb, v, arm)
 
 
-@njit(cache=True, nogil=True)
-def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
-    """Simulate ``noise.shape[0]`` steps of every agent of one run.
+def _chunk_kernel(name: str, wide_sets: bool):
+    """The entry kernel, compiled for runs whose sets may exceed SMALL_SET slots
+    (``wide_sets``: the vector lanes and the lazy candidates) or for runs whose sets never do
+    (the plain scan alone). One source, two kernels: ``wide_sets`` is a constant of each
+    (a closure variable), so the small runs' hot loop carries no code of the other paths."""
 
-    Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
-    """
-    # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
-    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    untried, samples, slot_arm, size = ucb.untried, ucb.samples, ucb.slot_arm, ucb.size
-    cand, in_cand, n_cand, bound = ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
-    block_end, block_width = ucb.block_end, ucb.block_width
-    lane_mean, lane_inv, lane_best, scanned = (
-        ucb.lane_mean,
-        ucb.lane_inv,
-        ucb.lane_best,
-        ucb.scanned,
-    )
-    mode, alpha, indptr, phase_len = plan.mode, plan.alpha, plan.indptr, plan.phase_len
-    pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
-    late_n = held.late_n
-    means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
-    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
-    n_agents = slot_arm.shape[0]
-    recs = np.empty(n_agents, dtype=np.int64)
-    alive = np.ones(n_agents, dtype=np.bool_)
-    lane_width = np.zeros(LANES)
-    for row in range(noise.shape[0]):
-        width, cached = 0.0, -1
-        step = pos[STEP] + 1
-        for n in range(n_agents):
-            alive[n] = step < crash[n] or step >= back[n]
-            if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
-                _restart_ucb(ucb, n, plan.block)
-                if mode == ROBUST:
-                    _forget_trust(ex.trust, indptr, n)
-        for n in range(n_agents):
-            if not alive[n]:
-                continue  # crashed: plays nothing
-            # choose: untried slots first, in order; then the UCB argmax
-            slot = untried[n]
-            while slot < size[n] and count[n, slot] > 0:
-                slot += 1
-            untried[n] = slot
-            if slot == size[n]:
-                seen = samples[n]
-                if seen != cached:
-                    cached = seen
-                    width = math.sqrt(alpha * math.log(seen + 1))
-                if size[n] <= SMALL_SET:  # a plain scan
-                    value = -math.inf
-                    for s in range(size[n]):
-                        index = mean[n, s] + width * inv_sqrt[n, s]
-                        if index > value:
-                            slot, value = s, index
-                elif size[n] <= LANE_SET:  # the tile's scan in vector lanes, once per step,
-                    tile = n // LANES  # for its agents not played yet (this one and the next)
-                    if scanned[tile] != step:
-                        scanned[tile] = step
-                        longest = 0
-                        for m in range(n, min(tile * LANES + LANES, n_agents)):
-                            if samples[m] != cached:  # agents alike have seen as many samples
-                                cached = samples[m]
-                                width = ucb_width(alpha, cached)
-                            lane_width[m % LANES] = width
-                            if size[m] <= LANE_SET:  # a larger set's lane is not read
-                                longest = max(longest, size[m])
-                        lane_argmax(
-                            lane_mean[tile], lane_inv[tile], longest, lane_width, lane_best[tile]
-                        )
-                    slot = lane_best[tile, n % LANES]
-                else:  # many arms: the certified lazy argmax
-                    slot = -1
-                    if seen <= block_end[n]:
-                        slot = certified_candidate(cand, n_cand, bound, mean, inv_sqrt, n, width)
-                    if slot < 0:
-                        slot, n_cand[n], bound[n], block_end[n], block_width[n] = (
-                            rebuild_candidates(
-                                n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen
+    def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
+        """Simulate ``noise.shape[0]`` steps of every agent of one run.
+
+        Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
+        """
+        # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
+        count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+        untried, samples, slot_arm, size = ucb.untried, ucb.samples, ucb.slot_arm, ucb.size
+        cand, in_cand, n_cand, bound = ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
+        block_end, block_width = ucb.block_end, ucb.block_width
+        lane_mean, lane_inv, lane_best, scanned = (
+            ucb.lane_mean,
+            ucb.lane_inv,
+            ucb.lane_best,
+            ucb.scanned,
+        )
+        mode, alpha, indptr, phase_len = plan.mode, plan.alpha, plan.indptr, plan.phase_len
+        pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
+        late_n = held.late_n
+        means, gaps, bernoulli, sigma = (
+            rewards.means,
+            rewards.gaps,
+            rewards.bernoulli,
+            rewards.sigma,
+        )
+        regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
+        n_agents = slot_arm.shape[0]
+        recs = np.empty(n_agents, dtype=np.int64)
+        alive = np.ones(n_agents, dtype=np.bool_)
+        lane_width = np.zeros(LANES)
+        for row in range(noise.shape[0]):
+            width, cached = 0.0, -1
+            step = pos[STEP] + 1
+            for n in range(n_agents):
+                alive[n] = step < crash[n] or step >= back[n]
+                if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
+                    _restart_ucb(ucb, n, plan.block)
+                    if mode == ROBUST:
+                        _forget_trust(ex.trust, indptr, n)
+            for n in range(n_agents):
+                if not alive[n]:
+                    continue  # crashed: plays nothing
+                # choose: untried slots first, in order; then the UCB argmax
+                slot = untried[n]
+                while slot < size[n] and count[n, slot] > 0:
+                    slot += 1
+                untried[n] = slot
+                if slot == size[n]:
+                    seen = samples[n]
+                    if seen != cached:
+                        cached = seen
+                        width = math.sqrt(alpha * math.log(seen + 1))
+                    if not wide_sets or size[n] <= SMALL_SET:  # a plain scan
+                        value = -math.inf
+                        for s in range(size[n]):
+                            index = mean[n, s] + width * inv_sqrt[n, s]
+                            if index > value:
+                                slot, value = s, index
+                    elif size[n] <= LANE_SET:  # the tile's scan in vector lanes, once per step,
+                        tile = n // LANES  # for its agents not played yet (this one and the next)
+                        if scanned[tile] != step:
+                            scanned[tile] = step
+                            longest = 0
+                            for m in range(n, min(tile * LANES + LANES, n_agents)):
+                                if samples[m] != cached:  # agents alike have seen as many samples
+                                    cached = samples[m]
+                                    width = ucb_width(alpha, cached)
+                                lane_width[m % LANES] = width
+                                if size[m] <= LANE_SET:  # a larger set's lane is not read
+                                    longest = max(longest, size[m])
+                            lane_argmax(
+                                lane_mean[tile],
+                                lane_inv[tile],
+                                longest,
+                                lane_width,
+                                lane_best[tile],
                             )
-                        )
-            # play and learn
-            arm = slot_arm[n, slot]
-            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
-            ucb_update(count, total, mean, inv_sqrt, n, slot, reward)  # on locals: hottest loop
-            if size[n] > LANE_SET and not in_cand[n, slot]:  # a skipped arm changed: keep
-                bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
-            if size[n] > SMALL_SET:  # the lane copy (read only beyond; _mirror when sets grow)
-                e = slot * LANES + n % LANES
-                lane_mean[n // LANES, e] = mean[n, slot]
-                lane_inv[n // LANES, e] = inv_sqrt[n, slot]
-            samples[n] += 1
-            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
-        pos[IN_PHASE] += 1
-        ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
-        if late_n[0] > 0:
-            _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
-        if ended:
-            _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
-        if step_ended(pos, grid):
-            record(out)
+                        slot = lane_best[tile, n % LANES]
+                    else:  # many arms: the certified lazy argmax
+                        slot = -1
+                        if seen <= block_end[n]:
+                            slot = certified_candidate(
+                                cand, n_cand, bound, mean, inv_sqrt, n, width
+                            )
+                        if slot < 0:
+                            slot, n_cand[n], bound[n], block_end[n], block_width[n] = (
+                                rebuild_candidates(
+                                    n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen
+                                )
+                            )
+                # play and learn
+                arm = slot_arm[n, slot]
+                reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
+                ucb_update(count, total, mean, inv_sqrt, n, slot, reward)  # on locals: hottest loop
+                if (
+                    wide_sets and size[n] > LANE_SET and not in_cand[n, slot]
+                ):  # a skipped arm changed: keep
+                    bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
+                if (
+                    wide_sets and size[n] > SMALL_SET
+                ):  # the lane copy (read only beyond; _mirror when sets grow)
+                    e = slot * LANES + n % LANES
+                    lane_mean[n // LANES, e] = mean[n, slot]
+                    lane_inv[n // LANES, e] = inv_sqrt[n, slot]
+                samples[n] += 1
+                pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
+            pos[IN_PHASE] += 1
+            ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
+            if late_n[0] > 0:
+                _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
+            if ended:
+                _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
+            if step_ended(pos, grid):
+                record(out)
+
+    run_chunk.__name__ = run_chunk.__qualname__ = name  # its own cache file
+    return njit(cache=True, nogil=True)(run_chunk)
+
+
+#: Every run of the family (sets of any size).
+run_chunk = _chunk_kernel("run_chunk", wide_sets=True)
+#: Runs whose sets never exceed SMALL_SET slots (``max_slots``).
+run_chunk_small = _chunk_kernel("run_chunk_small", wide_sets=False)
+
+
+def entry_kernel(max_slots: int):
+    """The kernel for a run whose agents hold at most ``max_slots`` arms."""
+    return run_chunk_small if max_slots <= SMALL_SET else run_chunk
