@@ -16,6 +16,12 @@ them again). A tile is scanned once per
 step, when its first agent that needs the scan chooses: the agents after it in the tile have not
 played yet, so the scan sees their state as their own turn will.
 
+The entry kernel is compiled twice from one source (:func:`_chunk_kernel`): ``run_chunk`` for
+runs whose sets may exceed SMALL_SET slots and ``run_chunk_small`` for the others (ceil(K/N)
+plus the largest degree, or N − 1 heard for the relay, at most SMALL_SET; the driver picks with
+:func:`entry_kernel`). The small runs' hot loop then holds no code of the lanes and candidates,
+which cost them 12–20% when it did (benchmarks/README.md).
+
 The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
 the run's arms (``Rewards``), recording (``Out``: ``pos`` holds [step, phase, step in phase, next
 grid point]), faults (``Faults``), held messages (``Held``) and liars (``Attack``), and the
