@@ -340,6 +340,28 @@ def test_compile_notice_only_when_the_cache_is_cold(tmp_path, capsys, monkeypatc
     assert capsys.readouterr().err == ""
 
 
+def test_kernels_compiled_from_one_source_are_warm_when_either_is_cached(monkeypatch):
+    """A user whose LCC runs all take the small-set kernel never compiles the general one: no
+    compile notice for them on every run (it once said "compiling" each time)."""
+    import mamab.algorithms.lcc.kernel as kernels
+    from mamab.engine import warmup
+
+    for cached, expected in (
+        ({"run_chunk_small"}, False),
+        ({"run_chunk"}, False),
+        ({"run_chunk", "run_chunk_small"}, False),
+        (set(), True),
+    ):
+        monkeypatch.setattr(
+            warmup,
+            "_cached",
+            lambda k, cached=cached: (
+                k.py_func.__module__ != kernels.__name__ or k.__name__ in cached
+            ),
+        )
+        assert warmup.cold(["lcc-ucb"]) is expected, cached
+
+
 def test_cache_state_is_read_from_numba(tmp_path):
     """With a fresh cache directory every kernel is cold; after one run its kernel is warm."""
     code = (

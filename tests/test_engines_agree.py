@@ -137,6 +137,33 @@ def test_full_communication_in_lockstep(monkeypatch):
     assert not calls
 
 
+def test_lcc_kernel_for_small_sets_gives_the_general_kernel_s_results(monkeypatch):
+    """A run whose sets never exceed SMALL_SET takes the LCC kernel compiled with the plain scan
+    alone; forced onto the general kernel it gives the same results, faults and liars too."""
+    import mamab.algorithms.lcc.kernel as kernels
+
+    assert kernels.entry_kernel(kernels.SMALL_SET) is kernels.run_chunk_small
+    assert kernels.entry_kernel(kernels.SMALL_SET + 1) is kernels.run_chunk
+    taken = []
+    choose = kernels.entry_kernel
+    monkeypatch.setattr(
+        kernels, "entry_kernel", lambda slots: taken.append(choose(slots)) or taken[-1]
+    )
+    configs = [
+        Config(algorithm, agents=6, arms=30, horizon=900, graph="ring", seed=7, runs=2, **extra)
+        for algorithm in ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust")
+        for extra in (
+            {},
+            {"loss": 0.2, "delay": 0.3, "crash_rate": 0.002, "recover_after": 40, "malicious": 1},
+        )
+    ]
+    small = [simulate(c, engine="fast", jobs=1) for c in configs]
+    assert set(taken) == {kernels.run_chunk_small}
+    monkeypatch.setattr(kernels, "entry_kernel", lambda slots: kernels.run_chunk)
+    for config, result in zip(configs, small, strict=True):
+        assert simulate(config, engine="fast", jobs=1) == result, config.algorithm
+
+
 def test_every_algorithm_is_covered():
     covered = {
         name.removeprefix("test_").replace("_", "-")

@@ -31,6 +31,18 @@ def test_no_jitted_function_takes_more_than_ten_parameters():
     assert long_ones == []
 
 
+def test_no_entry_kernel_takes_more_than_ten_parameters():
+    """The same for the entry kernels as loaded, jitted by a decorator or by a call (the LCC
+    family's two, made by a factory, which the source scan above cannot see)."""
+    from mamab.algorithms.registry import builtin_names
+    from mamab.engine.warmup import _entry_kernels, kernel_modules
+
+    kernels = [k for m in kernel_modules(list(builtin_names())) for k in _entry_kernels(m)]
+    assert {"run_chunk", "run_chunk_small"} <= {k.__name__ for k in kernels}
+    long_ones = [k.__name__ for k in kernels if k.py_func.__code__.co_argcount > MOST_PARAMETERS]
+    assert long_ones == []
+
+
 def test_entry_point_is_the_compiled_overload_or_the_kernel_itself():
     from numba import njit
 

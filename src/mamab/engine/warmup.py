@@ -1,10 +1,11 @@
 """The first run compiles the numba kernels (about 20 s); say so, or compile ahead.
 
 numba caches each compiled kernel on disk, in the directory of the running code's fingerprint
-(:mod:`mamab.kernel_cache`: a changed source is a new directory, so a fresh compile). When a
-kernel's cache index is missing there the next run compiles it: :func:`compile_notice` then
-prints one line on stderr, once per process, and ``mamab warmup`` (:func:`warmup`) compiles
-every kernel ahead, with progress.
+(:mod:`mamab.kernel_cache`: a changed source is a new directory, so a fresh compile). When an
+entry kernel's cache index is missing there the next run compiles it: :func:`compile_notice`
+then prints one line on stderr, once per process (see :func:`cold` for kernels compiled twice
+from one source), and ``mamab warmup`` (:func:`warmup`) compiles every kernel ahead, with
+progress.
 """
 
 from __future__ import annotations
@@ -41,8 +42,18 @@ def _cached(kernel) -> bool:
 
 
 def cold(algorithms: list[str]) -> bool:
-    """Whether running any of ``algorithms`` on the fast engine will compile a kernel first."""
-    return any(not _cached(k) for m in kernel_modules(algorithms) for k in _entry_kernels(m))
+    """Whether running any of ``algorithms`` on the fast engine will compile a kernel first.
+
+    Entry kernels compiled from one source (the LCC family's for small sets and for wide ones)
+    count as one, warm when either is cached: which of them a run takes depends on its graph,
+    and a notice on every run of a user who never needs the other would cry wolf (the first run
+    that needs it compiles it without the notice)."""
+    sources: dict[object, bool] = {}
+    for module in kernel_modules(algorithms):
+        for kernel in _entry_kernels(module):
+            code = getattr(kernel, "py_func", kernel).__code__
+            sources[code] = sources.get(code, False) or _cached(kernel)
+    return not all(sources.values())
 
 
 def kernel_modules(algorithms: list[str]) -> list:

@@ -20,7 +20,7 @@ The entry kernel is compiled twice from one source (:func:`_chunk_kernel`): ``ru
 runs whose sets may exceed SMALL_SET slots and ``run_chunk_small`` for the others (ceil(K/N)
 plus the largest degree, or N − 1 heard for the relay, at most SMALL_SET; the driver picks with
 :func:`entry_kernel`). The small runs' hot loop then holds no code of the lanes and candidates,
-which cost them 12–20% when it did (benchmarks/README.md).
+which had made them 1.16–1.28 times slower (benchmarks/README.md).
 
 The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
 the run's arms (``Rewards``), recording (``Out``: ``pos`` holds [step, phase, step in phase, next
@@ -510,13 +510,11 @@ def _chunk_kernel(name: str, wide_sets: bool):
                 arm = slot_arm[n, slot]
                 reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
                 ucb_update(count, total, mean, inv_sqrt, n, slot, reward)  # on locals: hottest loop
-                if (
-                    wide_sets and size[n] > LANE_SET and not in_cand[n, slot]
-                ):  # a skipped arm changed: keep
+                # a skipped arm changed: keep its bound
+                if wide_sets and size[n] > LANE_SET and not in_cand[n, slot]:
                     bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
-                if (
-                    wide_sets and size[n] > SMALL_SET
-                ):  # the lane copy (read only beyond; _mirror when sets grow)
+                # the lane copy (read only beyond; _mirror when sets grow)
+                if wide_sets and size[n] > SMALL_SET:
                     e = slot * LANES + n % LANES
                     lane_mean[n // LANES, e] = mean[n, slot]
                     lane_inv[n // LANES, e] = inv_sqrt[n, slot]
