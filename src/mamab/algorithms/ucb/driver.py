@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mamab.algorithms.ucb.kernel import Links, ucb_chunk
+from mamab.algorithms.ucb.kernel import Links, ucb_chunk, ucb_chunk_faultless
 from mamab.bits import REWARD_BITS, index_bits
 from mamab.engine.lanes import lane_ucb
 from mamab.engine.recording import FastRun, Recording
@@ -45,7 +45,8 @@ def run(run: FastRun) -> RunResult:
     else:
         ucb, lanes = grouped_ucb(n, config.arms, 1 + np.diff(indptr)), lane_ucb(0, config.arms)
     out, faults = rec.out(grid, trace), rec.faults()
-    run.feed(ucb_chunk, rewards, out, ucb, lanes, links, faults, run.params.alpha)
+    kernel = ucb_chunk_faultless if _faultless(rec, config.horizon) else ucb_chunk
+    run.feed(kernel, rewards, out, ucb, lanes, links, faults, run.params.alpha)
     return rec.result(instance, trace)
 
 

@@ -84,7 +84,7 @@ class Scratch(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch):
+def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, faulty):
     """Held samples arrive, then every alive agent's sample of the step reaches its neighbours.
 
     Receivers are visited one by one, each hearing its neighbours by increasing id: the
@@ -100,12 +100,15 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch):
     :func:`~mamab.faults.fate`, its round's and sender's parts made once per exchange) is used
     as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
     count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
+
+    ``faulty`` is a constant of each compiled kernel: without faults (False) every agent is
+    alive, nothing is held and every message arrives, and the code of the other cases is gone.
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
     waiting, held, hashes = scratch.waiting, scratch.held, scratch.hashes
-    for i in range(late_n[0]):  # samples held since the last exchange, in the order sent
+    for i in range(late_n[0] if faulty else 0):  # samples held since the last exchange, in order
         if arrive(late, i, counters, alive):
             v = late[i, 1]
             learn_grouped(
@@ -123,7 +126,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch):
             counters[ROUNDS, sender] += 1
     loss, delay, key = faults.loss, faults.delay, faults.key
     plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
-    lossy = loss > 0.0 and delay <= 0.0  # a message arrives now or is lost
+    lossy = faulty and loss > 0.0 and delay <= 0.0  # a message arrives now or is lost
     if lossy:  # the coordinates messages share, hashed once per exchange
         round_hash = round_hash_nb(key, step, 0)
         for sender in range(n_agents):
@@ -150,11 +153,13 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch):
         else:
             for e in range(indptr[v], indptr[v + 1]):
                 sender = indices[e]
-                if not alive[sender]:
+                if faulty and not alive[sender]:
                     continue
                 slot, reward = chosen[sender], got[sender]
-                f = DELIVER if plain else fate(loss, delay, key, step, 0, sender, v)
-                if f != DELIVER or not alive[v]:  # array helpers only off the plain path
+                f = DELIVER if plain or not faulty else fate(loss, delay, key, step, 0, sender, v)
+                if faulty and (
+                    f != DELIVER or not alive[v]
+                ):  # array helpers only off the plain path
                     route(
                         counters,
                         LOSE if f == DELIVER else f,
@@ -192,67 +197,81 @@ def _open(ucb, n, alpha, seen):
     open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
 
 
-@njit(cache=True, nogil=True)
-def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
-    """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
+def _chunk_kernel(name: str, faulty: bool):
+    """The entry kernel, compiled for runs with faults (crashes, loss or delay: ``faulty``) or
+    for runs without (the paper's panels), whose loops then hold no code of theirs. One source,
+    two kernels: ``faulty`` is a constant of each (a closure variable)."""
 
-    Agents alone run in tiles of LANES (:func:`_alone`); agents that talk run step by step, or
-    in lockstep where they provably hold one table (:func:`_lockstep`).
-    """
-    if not links.talk:
-        _alone(noise, rewards, out, lanes, faults, alpha)
-        return
-    if links.lockstep:
-        _lockstep(noise, rewards, out, ucb, links, alpha)
-        return
-    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
-    block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
-    crash, back, gaps = faults.crash, faults.back, rewards.gaps
-    pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
-    first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
-    chosen = np.empty(n_agents, dtype=np.int64)
-    got = np.empty(n_agents)
-    alive = np.ones(n_agents, dtype=np.bool_)
-    scratch = Scratch(
-        np.zeros(count.shape[1], dtype=np.bool_),
-        np.empty(n_agents, dtype=np.int64),
-        np.empty(n_agents, dtype=np.uint64),
-    )
-    for row in range(rows):
-        step = first + row + 1
-        width, cached = 0.0, -1
-        for n in range(n_agents):
-            if step == back[n]:
-                restart_grouped(ucb, n)
-            alive[n] = step < crash[n] or step >= back[n]
-            if not alive[n]:
-                continue
-            s = untried[n]
-            while s < k and count[n, s] > 0:
-                s += 1
-            untried[n] = s
-            if s == k:
-                seen = samples[n]
-                if seen > block_end[n]:
-                    _open(ucb, n, alpha, seen)
-                if seen != cached:  # agents of one degree have seen as many samples
-                    cached = seen
-                    width = ucb_width(alpha, seen)
-                s = choose_grouped(top, mean, inv_sqrt, n, width)
-            reward = reward_of(rewards, noise[row, n], s)
-            learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
-            rebound_group(upper, top, n, s)
-            samples[n] += 1
-            regret[n] += gaps[s]
-            if out.trace:
-                out.trace_out[step - 1, n] = s
-            chosen[n] = s
-            got[n] = reward
-        _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch)
-        if pos[GRID] < grid.size and step == grid[pos[GRID]]:
-            record(out)  # regret and bits sent at the grid point (cold: not inlined)
-    pos[STEP] = first + rows
+    def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
+        """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
+
+        Agents alone run in tiles of LANES (:func:`_alone`); agents that talk run step by step, or
+        in lockstep where they provably hold one table (:func:`_lockstep`).
+        """
+        if not links.talk:
+            _alone(noise, rewards, out, lanes, faults, alpha)
+            return
+        if links.lockstep:
+            _lockstep(noise, rewards, out, ucb, links, alpha)
+            return
+        count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+        upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
+        block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
+        crash, back, gaps = faults.crash, faults.back, rewards.gaps
+        pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
+        first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
+        chosen = np.empty(n_agents, dtype=np.int64)
+        got = np.empty(n_agents)
+        alive = np.ones(n_agents, dtype=np.bool_)
+        scratch = Scratch(
+            np.zeros(count.shape[1], dtype=np.bool_),
+            np.empty(n_agents, dtype=np.int64),
+            np.empty(n_agents, dtype=np.uint64),
+        )
+        for row in range(rows):
+            step = first + row + 1
+            width, cached = 0.0, -1
+            for n in range(n_agents):
+                if faulty:
+                    if step == back[n]:
+                        restart_grouped(ucb, n)
+                    alive[n] = step < crash[n] or step >= back[n]
+                    if not alive[n]:
+                        continue
+                s = untried[n]
+                while s < k and count[n, s] > 0:
+                    s += 1
+                untried[n] = s
+                if s == k:
+                    seen = samples[n]
+                    if seen > block_end[n]:
+                        _open(ucb, n, alpha, seen)
+                    if seen != cached:  # agents of one degree have seen as many samples
+                        cached = seen
+                        width = ucb_width(alpha, seen)
+                    s = choose_grouped(top, mean, inv_sqrt, n, width)
+                reward = reward_of(rewards, noise[row, n], s)
+                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
+                rebound_group(upper, top, n, s)
+                samples[n] += 1
+                regret[n] += gaps[s]
+                if out.trace:
+                    out.trace_out[step - 1, n] = s
+                chosen[n] = s
+                got[n] = reward
+            _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, faulty)
+            if pos[GRID] < grid.size and step == grid[pos[GRID]]:
+                record(out)  # regret and bits sent at the grid point (cold: not inlined)
+        pos[STEP] = first + rows
+
+    ucb_chunk.__name__ = ucb_chunk.__qualname__ = name  # its own cache file
+    return njit(cache=True, nogil=True)(ucb_chunk)
+
+
+#: Every run of the UCB baselines.
+ucb_chunk = _chunk_kernel("ucb_chunk", faulty=True)
+#: Runs without crashes, loss or delay.
+ucb_chunk_faultless = _chunk_kernel("ucb_chunk_faultless", faulty=False)
 
 
 @njit(cache=True)
