@@ -164,6 +164,35 @@ def test_lcc_kernel_for_small_sets_gives_the_general_kernel_s_results(monkeypatc
         assert simulate(config, engine="fast", jobs=1) == result, config.algorithm
 
 
+def test_ucb_kernel_without_faults_gives_the_general_kernel_s_results(monkeypatch):
+    """A run of a UCB baseline without crashes, loss or delay takes the kernel compiled without
+    their code; forced onto the general kernel it gives the same results."""
+    import mamab.algorithms.ucb.driver as driver
+    from mamab.engine import recording
+
+    taken = []
+    feed = recording.FastRun.feed
+
+    def recorded(self, kernel, *args):
+        taken.append(kernel.__name__)
+        return feed(self, kernel, *args)
+
+    monkeypatch.setattr(recording.FastRun, "feed", recorded)
+    configs = [
+        Config(algorithm, agents=9, arms=40, horizon=700, seed=3, runs=2, **extra)
+        for algorithm in ("full-communication", "no-communication")
+        for extra in ({"graph": "ring"}, {"graph": "erdos-renyi"}, {"reward": "gaussian"})
+    ]
+    faultless = [simulate(c, engine="fast", jobs=1) for c in configs]
+    assert set(taken) == {"ucb_chunk_faultless"}
+    monkeypatch.setattr(driver, "ucb_chunk_faultless", driver.ucb_chunk)
+    for config, result in zip(configs, faultless, strict=True):
+        assert simulate(config, engine="fast", jobs=1) == result, config
+    taken.clear()
+    simulate(Config("full-communication", agents=5, arms=8, horizon=50, loss=0.1), jobs=1)
+    assert taken == ["ucb_chunk"]
+
+
 def test_every_algorithm_is_covered():
     covered = {
         name.removeprefix("test_").replace("_", "-")
