@@ -426,21 +426,13 @@ def _chunk_kernel(name: str, wide_sets: bool):
         untried, samples, slot_arm, size = ucb.untried, ucb.samples, ucb.slot_arm, ucb.size
         cand, in_cand, n_cand, bound = ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
         block_end, block_width = ucb.block_end, ucb.block_width
-        lane_mean, lane_inv, lane_best, scanned = (
-            ucb.lane_mean,
-            ucb.lane_inv,
-            ucb.lane_best,
-            ucb.scanned,
-        )
+        lane_mean, lane_inv = ucb.lane_mean, ucb.lane_inv
+        lane_best, scanned = ucb.lane_best, ucb.scanned
         mode, alpha, indptr, phase_len = plan.mode, plan.alpha, plan.indptr, plan.phase_len
         pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
         late_n = held.late_n
-        means, gaps, bernoulli, sigma = (
-            rewards.means,
-            rewards.gaps,
-            rewards.bernoulli,
-            rewards.sigma,
-        )
+        means, gaps = rewards.means, rewards.gaps
+        bernoulli, sigma = rewards.bernoulli, rewards.sigma
         regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
         n_agents = slot_arm.shape[0]
         recs = np.empty(n_agents, dtype=np.int64)
