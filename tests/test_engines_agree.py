@@ -164,9 +164,10 @@ def test_lcc_kernel_for_small_sets_gives_the_general_kernel_s_results(monkeypatc
         assert simulate(config, engine="fast", jobs=1) == result, config.algorithm
 
 
-def test_ucb_kernel_without_faults_gives_the_general_kernel_s_results(monkeypatch):
-    """A run of a UCB baseline without crashes, loss or delay takes the kernel compiled without
-    their code; forced onto the general kernel it gives the same results."""
+def test_ucb_kernels_for_fewer_faults_give_the_general_kernel_s_results(monkeypatch):
+    """A run of a UCB baseline without faults, or whose only fault is message loss, takes the
+    kernel compiled without the code of the others; forced onto the general kernel it gives the
+    same results."""
     import mamab.algorithms.ucb.driver as driver
     from mamab.engine import recording
 
@@ -178,19 +179,31 @@ def test_ucb_kernel_without_faults_gives_the_general_kernel_s_results(monkeypatc
         return feed(self, kernel, *args)
 
     monkeypatch.setattr(recording.FastRun, "feed", recorded)
-    configs = [
-        Config(algorithm, agents=9, arms=40, horizon=700, seed=3, runs=2, **extra)
-        for algorithm in ("full-communication", "no-communication")
-        for extra in ({"graph": "ring"}, {"graph": "erdos-renyi"}, {"reward": "gaussian"})
-    ]
-    faultless = [simulate(c, engine="fast", jobs=1) for c in configs]
-    assert set(taken) == {"ucb_chunk_faultless"}
+    cases = {
+        "ucb_chunk_faultless": [
+            Config(algorithm, agents=9, arms=40, horizon=700, seed=3, runs=2, **extra)
+            for algorithm in ("full-communication", "no-communication")
+            for extra in ({"graph": "ring"}, {"graph": "erdos-renyi"}, {"reward": "gaussian"})
+        ],
+        "ucb_chunk_lossy": [
+            Config("full-communication", agents=9, arms=40, horizon=700, seed=4, runs=2, **extra)
+            for extra in ({"loss": 0.3}, {"loss": 0.8, "graph": "erdos-renyi"})
+        ],
+        "ucb_chunk": [
+            Config("full-communication", agents=5, arms=8, horizon=300, seed=5, **extra)
+            for extra in ({"delay": 0.2, "loss": 0.1}, {"crash_rate": 0.01, "loss": 0.1})
+        ],
+    }
+    results = {}
+    for name, configs in cases.items():
+        taken.clear()
+        results[name] = [simulate(c, engine="fast", jobs=1) for c in configs]
+        assert set(taken) == {name}
     monkeypatch.setattr(driver, "ucb_chunk_faultless", driver.ucb_chunk)
-    for config, result in zip(configs, faultless, strict=True):
-        assert simulate(config, engine="fast", jobs=1) == result, config
-    taken.clear()
-    simulate(Config("full-communication", agents=5, arms=8, horizon=50, loss=0.1), jobs=1)
-    assert taken == ["ucb_chunk"]
+    monkeypatch.setattr(driver, "ucb_chunk_lossy", driver.ucb_chunk)
+    for name in ("ucb_chunk_faultless", "ucb_chunk_lossy"):
+        for config, result in zip(cases[name], results[name], strict=True):
+            assert simulate(config, engine="fast", jobs=1) == result, config
 
 
 def test_every_algorithm_is_covered():

@@ -214,8 +214,8 @@ def test_warmup_ends_with_the_diameter_step():
 
 def test_warmup_runs_every_entry_kernel(monkeypatch):
     """The warm-up configurations reach every kernel a driver feeds blocks to: each kernel
-    module's, both of the LCC family's (for small sets and for wide ones) and both of the UCB
-    baselines' (with and without faults), so `mamab warmup`
+    module's, both of the LCC family's (for small sets and for wide ones) and the UCB
+    baselines' three (without faults, with loss alone, with any), so `mamab warmup`
     leaves none to compile. (The drivers are stopped at their first block: nothing compiles.)"""
     from mamab.algorithms.registry import builtin_names
     from mamab.engine import recording
@@ -239,4 +239,4 @@ def test_warmup_runs_every_entry_kernel(monkeypatch):
     assert {module for module, _ in fed} == modules
     lcc, ucb = "mamab.algorithms.lcc.kernel", "mamab.algorithms.ucb.kernel"
     assert {(lcc, "run_chunk"), (lcc, "run_chunk_small")} <= fed
-    assert {(ucb, "ucb_chunk"), (ucb, "ucb_chunk_faultless")} <= fed
+    assert {(ucb, "ucb_chunk"), (ucb, "ucb_chunk_faultless"), (ucb, "ucb_chunk_lossy")} <= fed

@@ -106,6 +106,8 @@ def warmup_configs():
     # the LCC family's kernel for sets beyond SMALL_SET arms (K/N plus a degree above 24): the
     # configurations above all take its kernel for small sets
     yield Config("lcc-ucb", agents=3, arms=75, horizon=64, graph="ring")
+    # the UCB baselines' kernel for runs whose only fault is message loss
+    yield Config("full-communication", agents=3, arms=6, horizon=64, graph="ring", loss=0.1)
 
 
 def warmup_steps() -> Iterator[tuple[str, Callable[[], object]]]:

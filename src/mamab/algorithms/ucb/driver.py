@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mamab.algorithms.ucb.kernel import Links, ucb_chunk, ucb_chunk_faultless
+from mamab.algorithms.ucb.kernel import Links, ucb_chunk, ucb_chunk_faultless, ucb_chunk_lossy
 from mamab.bits import REWARD_BITS, index_bits
 from mamab.engine.lanes import lane_ucb
 from mamab.engine.recording import FastRun, Recording
@@ -45,7 +45,12 @@ def run(run: FastRun) -> RunResult:
     else:
         ucb, lanes = grouped_ucb(n, config.arms, 1 + np.diff(indptr)), lane_ucb(0, config.arms)
     out, faults = rec.out(grid, trace), rec.faults()
-    kernel = ucb_chunk_faultless if _faultless(rec, config.horizon) else ucb_chunk
+    if _faultless(rec, config.horizon):
+        kernel = ucb_chunk_faultless
+    elif _lossy_only(rec, config.horizon):
+        kernel = ucb_chunk_lossy
+    else:
+        kernel = ucb_chunk
     run.feed(kernel, rewards, out, ucb, lanes, links, faults, run.params.alpha)
     return rec.result(instance, trace)
 
@@ -58,3 +63,9 @@ def _faultless(rec: Recording, horizon: int) -> bool:
         and bool(np.all(rec.crash > horizon))
         and not np.any(rec.liar)
     )
+
+
+def _lossy_only(rec: Recording, horizon: int) -> bool:
+    """Messages lost, none delayed, no agent crashed: every agent is alive and a message arrives
+    now or never."""
+    return rec.loss > 0.0 and rec.delay <= 0.0 and bool(np.all(rec.crash > horizon))

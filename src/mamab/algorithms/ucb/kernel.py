@@ -80,6 +80,9 @@ class Links(NamedTuple):
     late_n: np.ndarray  # [held messages]
 
 
+FAULTLESS, LOSSY, ANY_FAULTS = 0, 1, 2  # the faults a compiled kernel meets
+
+
 class Scratch(NamedTuple):
     """An exchange's working arrays, kept across steps."""
 
@@ -89,7 +92,7 @@ class Scratch(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, faulty):
+def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, kind):
     """Held samples arrive, then every alive agent's sample of the step reaches its neighbours.
 
     Receivers are visited one by one, each hearing its neighbours by increasing id: the
@@ -106,14 +109,15 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, f
     as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
     count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
 
-    ``faulty`` is a constant of each compiled kernel: without faults (False) every agent is
-    alive, nothing is held and every message arrives, and the code of the other cases is gone.
+    ``kind`` is a constant of each compiled kernel (:data:`FAULTLESS`, :data:`LOSSY` or
+    :data:`ANY_FAULTS`): without crashes and delay every agent is alive and nothing is held, and
+    without loss every message arrives; the code of the cases a kernel cannot meet is gone.
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
     upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
     waiting, held, hashes = scratch.waiting, scratch.held, scratch.hashes
-    for i in range(late_n[0] if faulty else 0):  # samples held since the last exchange, in order
+    for i in range(late_n[0] if kind == ANY_FAULTS else 0):  # samples held, in the order sent
         if arrive(late, i, counters, alive):
             v = late[i, 1]
             learn_grouped(
@@ -131,7 +135,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, f
             counters[ROUNDS, sender] += 1
     loss, delay, key = faults.loss, faults.delay, faults.key
     plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
-    lossy = faulty and loss > 0.0 and delay <= 0.0  # a message arrives now or is lost
+    lossy = kind == LOSSY or (kind == ANY_FAULTS and loss > 0.0 and delay <= 0.0)  # now or never
     if lossy:  # the coordinates messages share, hashed once per exchange
         round_hash = round_hash_nb(key, step, 0)
         for sender in range(n_agents):
@@ -143,7 +147,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, f
             listening = alive[v]
             for e in range(indptr[v], indptr[v + 1]):
                 sender = indices[e]
-                if not alive[sender]:
+                if kind == ANY_FAULTS and not alive[sender]:
                     continue
                 slot = chosen[sender]
                 arrives = listening & (receiver_uniform_nb(hashes[sender], v) >= loss)
@@ -158,13 +162,13 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, f
         else:
             for e in range(indptr[v], indptr[v + 1]):
                 sender = indices[e]
-                if faulty and not alive[sender]:
+                if kind == ANY_FAULTS and not alive[sender]:
                     continue
                 slot, reward = chosen[sender], got[sender]
+                faulty = kind == ANY_FAULTS
                 f = DELIVER if plain or not faulty else fate(loss, delay, key, step, 0, sender, v)
-                if faulty and (
-                    f != DELIVER or not alive[v]
-                ):  # array helpers only off the plain path
+                # array helpers only off the plain path
+                if faulty and (f != DELIVER or not alive[v]):
                     route(
                         counters,
                         LOSE if f == DELIVER else f,
@@ -202,10 +206,11 @@ def _open(ucb, n, alpha, seen):
     open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
 
 
-def _chunk_kernel(name: str, faulty: bool):
-    """The entry kernel, compiled for runs with faults (crashes, loss or delay: ``faulty``) or
-    for runs without (the paper's panels), whose loops then hold no code of theirs. One source,
-    two kernels: ``faulty`` is a constant of each (a closure variable)."""
+def _chunk_kernel(name: str, kind: int):
+    """The entry kernel for runs that meet the faults of ``kind``: none (the paper's panels),
+    message loss alone (the loss figure) or any (crashes, loss, delay); its loops hold no code
+    of the faults it cannot meet. One source, three kernels: ``kind`` is a constant of each (a
+    closure variable)."""
 
     def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
         """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
@@ -237,7 +242,7 @@ def _chunk_kernel(name: str, faulty: bool):
             step = first + row + 1
             width, cached = 0.0, -1
             for n in range(n_agents):
-                if faulty:
+                if kind == ANY_FAULTS:
                     if step == back[n]:
                         restart_grouped(ucb, n)
                     alive[n] = step < crash[n] or step >= back[n]
@@ -264,7 +269,7 @@ def _chunk_kernel(name: str, faulty: bool):
                     out.trace_out[step - 1, n] = s
                 chosen[n] = s
                 got[n] = reward
-            _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, faulty)
+            _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, kind)
             if pos[GRID] < grid.size and step == grid[pos[GRID]]:
                 record(out)  # regret and bits sent at the grid point (cold: not inlined)
         pos[STEP] = first + rows
@@ -274,9 +279,11 @@ def _chunk_kernel(name: str, faulty: bool):
 
 
 #: Every run of the UCB baselines.
-ucb_chunk = _chunk_kernel("ucb_chunk", faulty=True)
+ucb_chunk = _chunk_kernel("ucb_chunk", kind=ANY_FAULTS)
 #: Runs without crashes, loss or delay.
-ucb_chunk_faultless = _chunk_kernel("ucb_chunk_faultless", faulty=False)
+ucb_chunk_faultless = _chunk_kernel("ucb_chunk_faultless", kind=FAULTLESS)
+#: Runs whose only fault is message loss (no crash, no delay).
+ucb_chunk_lossy = _chunk_kernel("ucb_chunk_lossy", kind=LOSSY)
 
 
 @njit(cache=True)
