@@ -45,7 +45,9 @@ def run(run: FastRun) -> RunResult:
     else:
         ucb, lanes = grouped_ucb(n, config.arms, 1 + np.diff(indptr)), lane_ucb(0, config.arms)
     out, faults = rec.out(grid, trace), rec.faults()
-    if _faultless(rec, config.horizon):
+    if not talk:  # agents alone run _alone, called from any of the three: the general one
+        kernel = ucb_chunk
+    elif _faultless(rec, config.horizon):
         kernel = ucb_chunk_faultless
     elif _lossy_only(rec, config.horizon):
         kernel = ucb_chunk_lossy
