@@ -105,6 +105,14 @@ def njit(*args: Any, **options: Any) -> Any:
     return apply
 
 
+def njit_as(name: str, function: Callable[..., Any], **options: Any) -> Any:
+    """``function`` jitted and cached (:func:`njit`) under ``name``: a factory that compiles one
+    source several times, each with its own closure constants, gives each kernel a cache file of
+    its own (numba names the file after the function's qualified name), so a missing one shows."""
+    function.__name__ = function.__qualname__ = name
+    return njit(cache=True, **options)(function)
+
+
 @contextlib.contextmanager
 def caching_under(*extra: str) -> Iterator[Path]:
     """Kernels decorated inside (a plugin's kernel module imported) cache under ``key(*extra)``."""

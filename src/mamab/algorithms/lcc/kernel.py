@@ -77,7 +77,7 @@ from mamab.engine.ucb_kernels import (
     ucb_width,
 )
 from mamab.faults import DELAY
-from mamab.kernel_cache import njit
+from mamab.kernel_cache import njit, njit_as
 
 __all__ = [
     "LCC",
@@ -521,8 +521,7 @@ def _chunk_kernel(name: str, wide_sets: bool):
             if step_ended(pos, grid):
                 record(out)
 
-    run_chunk.__name__ = run_chunk.__qualname__ = name  # its own cache file
-    return njit(cache=True, nogil=True)(run_chunk)
+    return njit_as(name, run_chunk, nogil=True)
 
 
 #: Every run of the family (sets of any size).

@@ -64,7 +64,7 @@ from mamab.faults import (
     round_hash_nb,
     sender_hash_nb,
 )
-from mamab.kernel_cache import njit
+from mamab.kernel_cache import njit, njit_as
 
 
 class Links(NamedTuple):
@@ -118,7 +118,8 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
     upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
     waiting, held, hashes = scratch.waiting, scratch.held, scratch.hashes
-    for i in range(late_n[0] if kind == ANY_FAULTS else 0):  # samples held, in the order sent
+    faulty = kind == ANY_FAULTS  # crashes and delays possible
+    for i in range(late_n[0] if faulty else 0):  # samples held, in the order sent
         if arrive(late, i, counters, alive):
             v = late[i, 1]
             learn_grouped(
@@ -136,7 +137,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
             counters[ROUNDS, sender] += 1
     loss, delay, key = faults.loss, faults.delay, faults.key
     plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
-    lossy = kind == LOSSY or (kind == ANY_FAULTS and loss > 0.0 and delay <= 0.0)  # now or never
+    lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
     if lossy:  # the coordinates messages share, hashed once per exchange
         round_hash = round_hash_nb(key, step, 0)
         for sender in range(n_agents):
@@ -148,7 +149,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
             listening = alive[v]
             for e in range(indptr[v], indptr[v + 1]):
                 sender = indices[e]
-                if kind == ANY_FAULTS and not alive[sender]:
+                if faulty and not alive[sender]:
                     continue
                 slot = chosen[sender]
                 arrives = listening & (receiver_uniform_nb(hashes[sender], v) >= loss)
@@ -163,10 +164,9 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
         else:
             for e in range(indptr[v], indptr[v + 1]):
                 sender = indices[e]
-                if kind == ANY_FAULTS and not alive[sender]:
+                if faulty and not alive[sender]:
                     continue
                 slot, reward = chosen[sender], got[sender]
-                faulty = kind == ANY_FAULTS
                 f = DELIVER if plain or not faulty else fate(loss, delay, key, step, 0, sender, v)
                 # array helpers only off the plain path
                 if faulty and (f != DELIVER or not alive[v]):
@@ -275,8 +275,7 @@ def _chunk_kernel(name: str, kind: int):
                 record(out)  # regret and bits sent at the grid point (cold: not inlined)
         pos[STEP] = first + rows
 
-    ucb_chunk.__name__ = ucb_chunk.__qualname__ = name  # its own cache file
-    return njit(cache=True, nogil=True)(ucb_chunk)
+    return njit_as(name, ucb_chunk, nogil=True)
 
 
 #: Every run of the UCB baselines.
