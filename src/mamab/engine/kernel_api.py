@@ -28,6 +28,14 @@ built-in kernel takes a few named tuples of arrays, none more than 10 arguments:
 :func:`mamab.engine.attack_kernel.forged_by`), and its own state and constants, grouped by
 meaning (``mamab/algorithms/<family>/kernel.py``).
 
+Indices: numba lets a negative index count from the end, so every access through a signed index
+it cannot prove non-negative (one loaded from an array: an agent's arm, a neighbour) carries a
+sign test and an add. Cast such an index to ``np.uint64`` once (``np.uint64(slot)``, or
+``range(np.uint64(lo), np.uint64(hi))`` over an edge list) and its accesses carry none; keep it
+apart from signed arithmetic, which numba types as float64 when it mixes the two. The built-in
+kernels do so on their hot paths: full communication's exchange took about 0.8 times the time
+(benchmarks/README.md).
+
 Speed: a hot loop that reads a named tuple's field at every agent-step pays for it (about 12%
 for the LCC kernel and 40% for DEMAB's, measured under load), so the fastest kernels bind the fields they read to
 locals once per block and call :func:`reward_from` and :func:`pulled`, the same arithmetic as

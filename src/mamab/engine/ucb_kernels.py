@@ -147,7 +147,8 @@ def most_played(n, size, count):
 # others cannot hold the maximum nor tie it. A played arm's group is re-bounded exactly; a received
 # sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
 
-GROUP = 16
+GROUP_SHIFT = 4
+GROUP = 1 << GROUP_SHIFT  # slots of a group
 GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
 
 
@@ -249,12 +250,10 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
     The group of largest bound is evaluated first; then only a group whose bound exceeds the
     value found (or reaches it, before the best slot) can hold the maximum."""
     groups = top.shape[1]
-    high = -math.inf
-    for g in range(groups):
-        high = max(high, top[n, g])
-    first = 0
-    while top[n, first] != high:
-        first += 1
+    high, first = top[n, 0], 0  # the first group of largest bound
+    for g in range(1, groups):
+        if top[n, g] > high:
+            high, first = top[n, g], g
     best, value = _group_best(mean, inv_sqrt, n, first, width)
     for g in range(groups):
         bound = top[n, g]
@@ -286,7 +285,7 @@ def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide):
     inv_sqrt[n, s] = r
     u = m + wide * r
     upper[n, s] = u
-    g = s // GROUP
+    g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     if u > top[n, g]:
         top[n, g] = u
 
@@ -294,7 +293,7 @@ def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide):
 @njit(cache=True, inline="always")
 def rebound_group(upper, top, n, s):
     """The group of slot s gets its exact bound again (its largest slot was just played)."""
-    g = s // GROUP
+    g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     high = -math.inf
     for t in range(g * GROUP, (g + 1) * GROUP):
         high = max(high, upper[n, t])

@@ -498,18 +498,19 @@ def _chunk_kernel(name: str, wide_sets: bool):
                                     n, size[n], mean, inv_sqrt, cand, in_cand, width, alpha, seen
                                 )
                             )
-                # play and learn
-                arm = slot_arm[n, slot]
+                # play and learn; unsigned indices (kernel_api: no wraparound code), on locals
+                played = np.uint64(slot)
+                arm = np.uint64(slot_arm[n, played])
                 reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
-                ucb_update(count, total, mean, inv_sqrt, n, slot, reward)  # on locals: hottest loop
+                ucb_update(count, total, mean, inv_sqrt, n, played, reward)
                 # a skipped arm changed: keep its bound
-                if wide_sets and size[n] > LANE_SET and not in_cand[n, slot]:
-                    bound[n] = max(bound[n], mean[n, slot] + block_width[n] * inv_sqrt[n, slot])
+                if wide_sets and size[n] > LANE_SET and not in_cand[n, played]:
+                    bound[n] = max(bound[n], mean[n, played] + block_width[n] * inv_sqrt[n, played])
                 # the lane copy (read only beyond; _mirror when sets grow)
                 if wide_sets and size[n] > SMALL_SET:
-                    e = slot * LANES + n % LANES
-                    lane_mean[n // LANES, e] = mean[n, slot]
-                    lane_inv[n // LANES, e] = inv_sqrt[n, slot]
+                    e = played * LANES + n % LANES
+                    lane_mean[n // LANES, e] = mean[n, played]
+                    lane_inv[n // LANES, e] = inv_sqrt[n, played]
                 samples[n] += 1
                 pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
             pos[IN_PHASE] += 1

@@ -32,7 +32,7 @@ def run(run: FastRun) -> RunResult:
         talk,
         lockstep,
         np.asarray(indptr, dtype=np.int64),
-        np.asarray(indices, dtype=np.int64),
+        np.asarray(indices, dtype=np.uint64),
         index_bits(config.arms) + REWARD_BITS,
         rec.late,
         rec.late_reward,

@@ -74,7 +74,7 @@ class Links(NamedTuple):
     talk: bool  # False: no-communication (nothing below is used)
     lockstep: bool  # every agent holds the same table: ``ucb`` has one row for all
     indptr: np.ndarray  # (agents + 1,)
-    indices: np.ndarray  # neighbours of each agent, increasing
+    indices: np.ndarray  # neighbours of each agent, increasing (uint64: see kernel_api)
     bits: int  # bits of one (arm, reward) message
     late: np.ndarray  # (capacity, 4) sender, receiver, bits, arm
     late_reward: np.ndarray  # (capacity,)
@@ -88,7 +88,7 @@ class Scratch(NamedTuple):
     """An exchange's working arrays, kept across steps."""
 
     waiting: np.ndarray  # (slots,) a receiver's arms heard this exchange
-    held: np.ndarray  # (agents,) and which they are
+    held: np.ndarray  # (agents,) and which they are (uint64, as the slots)
     hashes: np.ndarray  # (agents,) each sender's message hash (loss without delay)
 
 
@@ -147,7 +147,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
         w = wide[v]
         if lossy:  # whether a message arrives is used as a number, not branched on
             listening = alive[v]
-            for e in range(indptr[v], indptr[v + 1]):
+            for e in range(np.uint64(indptr[v]), np.uint64(indptr[v + 1])):
                 sender = indices[e]
                 if faulty and not alive[sender]:
                     continue
@@ -162,7 +162,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
                 counters[LOST, sender] += not arrives
                 counters[BITS_LOST, sender] += (not arrives) * bits
         else:
-            for e in range(indptr[v], indptr[v + 1]):
+            for e in range(np.uint64(indptr[v]), np.uint64(indptr[v + 1])):
                 sender = indices[e]
                 if faulty and not alive[sender]:
                     continue
@@ -231,12 +231,12 @@ def _chunk_kernel(name: str, kind: int):
         crash, back, gaps = faults.crash, faults.back, rewards.gaps
         pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
         first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
-        chosen = np.empty(n_agents, dtype=np.int64)
+        chosen = np.empty(n_agents, dtype=np.uint64)  # unsigned, as every index loaded
         got = np.empty(n_agents)
         alive = np.ones(n_agents, dtype=np.bool_)
         scratch = Scratch(
             np.zeros(count.shape[1], dtype=np.bool_),
-            np.empty(n_agents, dtype=np.int64),
+            np.empty(n_agents, dtype=np.uint64),
             np.empty(n_agents, dtype=np.uint64),
         )
         for row in range(rows):
@@ -261,14 +261,15 @@ def _chunk_kernel(name: str, kind: int):
                         cached = seen
                         width = ucb_width(alpha, seen)
                     s = choose_grouped(top, mean, inv_sqrt, n, width)
-                reward = reward_of(rewards, noise[row, n], s)
-                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide[n])
-                rebound_group(upper, top, n, s)
+                arm = np.uint64(s)  # unsigned: no wraparound code (kernel_api)
+                reward = reward_of(rewards, noise[row, n], arm)
+                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, arm, reward, wide[n])
+                rebound_group(upper, top, n, arm)
                 samples[n] += 1
-                regret[n] += gaps[s]
+                regret[n] += gaps[arm]
                 if out.trace:
-                    out.trace_out[step - 1, n] = s
-                chosen[n] = s
+                    out.trace_out[step - 1, n] = arm
+                chosen[n] = arm
                 got[n] = reward
             _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, kind)
             if pos[GRID] < grid.size and step == grid[pos[GRID]]:
