@@ -9,6 +9,7 @@ plots.py names no algorithm (labels, colours and bounds come from the specs).
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from mamab.plots import (
     malicious_figure,
     panels,
     regret_figure,
+    wrap,
 )
 from mamab.result import COUNTERS
 
@@ -510,3 +512,19 @@ def test_frontier_numbers_are_placed_without_rendering_as_after_a_draw(results, 
     assert _numbers(settled) == _numbers(drawn) and _numbers(settled)
     plt.close(settled)
     plt.close(drawn)
+
+
+SPARSE_CAPTION = (
+    "bands: order-statistic interval of the median, coverage 97.9% with 10 runs; DEMAB takes no "
+    "α: the same at every α; panels share the y axis"
+)
+
+
+@pytest.mark.parametrize("width", [30, 60, 90, 130, 200])
+def test_titles_wrap_into_as_few_lines_of_even_lengths(width):
+    lines = wrap(SPARSE_CAPTION, width)
+    assert " ".join(lines) == SPARSE_CAPTION
+    assert len(lines) == len(textwrap.wrap(SPARSE_CAPTION, width))
+    assert all(len(line) <= width for line in lines)
+    if len(lines) > 1:  # the shortest line is not a word left alone
+        assert min(map(len, lines)) >= 0.5 * max(map(len, lines)), lines

@@ -232,7 +232,7 @@ def panel_figure(
         panel_chars = chars(size[0], FONTS["axes.titlesize"])
         for ax, members in zip(axes, grouped.values(), strict=True):
             draw(ax, members)
-            heading = "\n".join(textwrap.wrap(panel_title(members, across, said), panel_chars))
+            heading = "\n".join(wrap(panel_title(members, across, said), panel_chars))
             ax.set_title(heading, y=TITLE_Y)
             ax.set_xlabel(xlabel)
             ax.grid(alpha=0.3, which="major")
@@ -254,7 +254,7 @@ def panel_figure(
         caption = "; ".join(notes)
         width = chars(size[0] * cols, FONTS["figure.titlesize"])
         head = f"{title}: {setting}" if setting else title
-        lines = [*textwrap.wrap(head, width), *textwrap.wrap(caption, width)]
+        lines = [*wrap(head, width), *wrap(caption, width)]
         fig.suptitle("\n".join(lines), fontsize=FONTS["figure.titlesize"])
         ncol = min(3 if cols > 1 else 2, len(entries))
         fig.legend(
@@ -283,6 +283,20 @@ def frame_out_of_layout(ax) -> None:
 def chars(width_in: float, points: float) -> int:
     """About how many characters of a ``points``-size font fit in ``width_in`` inches."""
     return max(30, int(width_in * 72 / (points * 0.6)))
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """``text`` in as few lines of at most ``width`` characters as :func:`textwrap.wrap` makes,
+    of even lengths: no word left alone on a last line (a title read "... panels share the"
+    over "y axis")."""
+    lines = textwrap.wrap(text, width)
+    if len(lines) < 2:
+        return lines
+    for narrower in range(math.ceil(len(text) / len(lines)), width):
+        even = textwrap.wrap(text, narrower)
+        if len(even) == len(lines):
+            return even
+    return lines
 
 
 def legend_entries(ax) -> dict[str, Any]:
