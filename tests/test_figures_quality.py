@@ -516,7 +516,7 @@ def test_frontier_numbers_are_placed_without_rendering_as_after_a_draw(results, 
 
 SPARSE_CAPTION = (
     "bands: order-statistic interval of the median, coverage 97.9% with 10 runs; DEMAB takes no "
-    "α: the same at every α; panels share the y axis"
+    "α: the same at every α; panels share the y axis; T = 20,000"
 )
 
 
@@ -526,5 +526,6 @@ def test_titles_wrap_into_as_few_lines_of_even_lengths(width):
     assert " ".join(lines) == SPARSE_CAPTION
     assert len(lines) == len(textwrap.wrap(SPARSE_CAPTION, width))
     assert all(len(line) <= width for line in lines)
+    assert not any(line.endswith(" =") or line.startswith("= ") for line in lines), lines
     if len(lines) > 1:  # the shortest line is not a word left alone
         assert min(map(len, lines)) >= 0.5 * max(map(len, lines)), lines

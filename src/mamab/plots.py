@@ -288,15 +288,16 @@ def chars(width_in: float, points: float) -> int:
 def wrap(text: str, width: int) -> list[str]:
     """``text`` in as few lines of at most ``width`` characters as :func:`textwrap.wrap` makes,
     of even lengths: no word left alone on a last line (a title read "... panels share the"
-    over "y axis")."""
-    lines = textwrap.wrap(text, width)
-    if len(lines) < 2:
-        return lines
-    for narrower in range(math.ceil(len(text) / len(lines)), width):
-        even = textwrap.wrap(text, narrower)
-        if len(even) == len(lines):
-            return even
-    return lines
+    over "y axis"). An equation ("T = 20,000") stays on one line."""
+    glued = text.replace(" = ", "\u00a0=\u00a0")  # textwrap breaks at ASCII spaces alone
+    lines = textwrap.wrap(glued, width)
+    if len(lines) > 1:
+        for narrower in range(math.ceil(len(glued) / len(lines)), width):
+            even = textwrap.wrap(glued, narrower)
+            if len(even) == len(lines):
+                lines = even
+                break
+    return [line.replace("\u00a0=\u00a0", " = ") for line in lines]
 
 
 def legend_entries(ax) -> dict[str, Any]:
