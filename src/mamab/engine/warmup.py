@@ -44,10 +44,11 @@ def _cached(kernel) -> bool:
 def cold(algorithms: list[str]) -> bool:
     """Whether running any of ``algorithms`` on the fast engine will compile a kernel first.
 
-    Entry kernels compiled from one source (the LCC family's for small sets and for wide ones)
-    count as one, warm when either is cached: which of them a run takes depends on its graph,
-    and a notice on every run of a user who never needs the other would cry wolf (the first run
-    that needs it compiles it without the notice)."""
+    Entry kernels compiled from one source (the LCC family's for small and for wide sets, the
+    UCB baselines' for each kind of fault) count as one, warm when any is cached: which of them a
+    run takes depends on its graph and faults, and a notice on every run of a user who never
+    needs the others would cry wolf (the first run that needs one compiles it without the
+    notice)."""
     sources: dict[object, bool] = {}
     for module in kernel_modules(algorithms):
         for kernel in _entry_kernels(module):
