@@ -139,13 +139,14 @@ def most_played(n, size, count):
 
 # --- Grouped bounds: the UCB baselines' exact lazy argmax (issue 23) ------------------------------
 #
-# Slots are cut into groups of GROUP consecutive arms. For a block of samples (seen <= end) every
-# slot keeps ``upper`` = mean + W·(1/sqrt n) with W = width(end)·WIDTH_SLACK, an upper bound of its
-# index for the whole block (IEEE multiply and add are monotone), and every group the largest
-# ``upper`` of its slots (``top``; a stale larger value is still a bound). A choice evaluates the
-# group of largest ``top`` exactly, then only the groups whose ``top`` reaches that value: the
-# others cannot hold the maximum nor tie it. A played arm's group is re-bounded exactly; a received
-# sample only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
+# Slots are cut into groups of GROUP consecutive arms. For a block of samples (seen <= end) a slot's
+# bound mean + W·(1/sqrt n), W = width(end)·WIDTH_SLACK, bounds its index for the whole block
+# (IEEE multiply and add are monotone), and every group keeps the largest bound of its slots
+# (``top``; a stale larger value is still a bound). A choice evaluates the group of largest ``top``
+# exactly, then only the groups whose ``top`` reaches that value: the others cannot hold the
+# maximum nor tie it. A played arm's group is re-bounded exactly (its slots' bounds recomputed from
+# their means, in cache from the choice: storing every slot's bound cost more); a received sample
+# only raises its group's bound. Padding slots (beyond the arms) have mean -inf, 1/sqrt n 0.
 
 GROUP_SHIFT = 4
 GROUP = 1 << GROUP_SHIFT  # slots of a group
@@ -160,8 +161,7 @@ class GroupedUCB(NamedTuple):
     total: np.ndarray  # (agents, slots) their sum
     mean: np.ndarray  # (agents, slots) (padding: -inf)
     inv_sqrt: np.ndarray  # (agents, slots) 1 / sqrt(count) (padding: 0)
-    upper: np.ndarray  # (agents, slots) index bound for the running block
-    top: np.ndarray  # (agents, groups) largest upper of each group (or more)
+    top: np.ndarray  # (agents, groups) largest bound of each group's slots (or more)
     samples: np.ndarray  # (agents,) samples seen
     untried: np.ndarray  # (agents,) the lowest arm maybe never sampled
     block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
@@ -179,13 +179,11 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
     count[:, arms:] = 1
     mean = np.zeros((agents, slots))
     mean[:, arms:] = -np.inf
-    upper = np.full((agents, slots), -np.inf)
     return GroupedUCB(
         count=count,
         total=np.zeros((agents, slots)),
         mean=mean,
         inv_sqrt=np.zeros((agents, slots)),
-        upper=upper,
         top=np.full((agents, groups), -np.inf),
         samples=np.zeros(agents, dtype=np.int64),
         untried=np.zeros(agents, dtype=np.int64),
@@ -221,15 +219,19 @@ def block_width(alpha, seen, pace):
 
 
 @njit(cache=True, inline="always")
-def open_block(mean, inv_sqrt, upper, top, n, wide):
-    """Every slot's and every group's bound for a block of width bound ``wide``."""
+def open_block(mean, inv_sqrt, top, n, wide):
+    """Every group's bound for a block of width bound ``wide``."""
     for g in range(top.shape[1]):
-        high = -math.inf
-        for s in range(g * GROUP, (g + 1) * GROUP):
-            u = mean[n, s] + wide * inv_sqrt[n, s]
-            upper[n, s] = u
-            high = max(high, u)
-        top[n, g] = high
+        top[n, g] = group_bound(mean, inv_sqrt, n, g, wide)
+
+
+@njit(cache=True, inline="always")
+def group_bound(mean, inv_sqrt, n, g, wide):
+    """The largest bound mean + wide·(1/sqrt n) of group g's slots."""
+    high = -math.inf
+    for s in range(g * GROUP, (g + 1) * GROUP):
+        high = max(high, mean[n, s] + wide * inv_sqrt[n, s])
+    return high
 
 
 @njit(cache=True, inline="always")
@@ -265,16 +267,16 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
 
 
 @njit(cache=True, inline="always")
-def learn_grouped(count, total, mean, inv_sqrt, upper, top, n, s, reward, wide):
+def learn_grouped(count, total, mean, inv_sqrt, top, n, s, reward, wide):
     """Agent n learns one sample of slot s (UCB.update, expression for expression); the slot's
     bound follows, its group's bound is raised if need be. The caller counts the sample."""
     count[n, s] += 1
     total[n, s] += reward
-    settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide)
+    settle_grouped(count, total, mean, inv_sqrt, top, n, s, wide)
 
 
 @njit(cache=True, inline="always")
-def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide):
+def settle_grouped(count, total, mean, inv_sqrt, top, n, s, wide):
     """Slot s's mean, 1/sqrt n and bound from its count and sum: after one sample, or after
     several of one exchange (the numbers of one-by-one updates, whose intermediate means nobody
     reads); its group's bound is raised if need be."""
@@ -284,17 +286,12 @@ def settle_grouped(count, total, mean, inv_sqrt, upper, top, n, s, wide):
     mean[n, s] = m
     inv_sqrt[n, s] = r
     u = m + wide * r
-    upper[n, s] = u
     g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     if u > top[n, g]:
         top[n, g] = u
 
 
 @njit(cache=True, inline="always")
-def rebound_group(upper, top, n, s):
+def rebound_group(mean, inv_sqrt, top, n, s, wide):
     """The group of slot s gets its exact bound again (its largest slot was just played)."""
-    g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
-    high = -math.inf
-    for t in range(g * GROUP, (g + 1) * GROUP):
-        high = max(high, upper[n, t])
-    top[n, g] = high
+    top[n, s >> GROUP_SHIFT] = group_bound(mean, inv_sqrt, n, s >> GROUP_SHIFT, wide)

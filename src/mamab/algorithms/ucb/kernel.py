@@ -115,16 +115,14 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
     without loss every message arrives; the code of the cases a kernel cannot meet is gone.
     """
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    upper, top, samples, wide = ucb.upper, ucb.top, ucb.samples, ucb.wide
+    top, samples, wide = ucb.top, ucb.samples, ucb.wide
     late, late_reward, late_n = links.late, links.late_reward, links.late_n
     waiting, held, hashes = scratch.waiting, scratch.held, scratch.hashes
     faulty = kind == ANY_FAULTS  # crashes and delays possible
     for i in range(late_n[0] if faulty else 0):  # samples held, in the order sent
         if arrive(late, i, counters, alive):
             v = late[i, 1]
-            learn_grouped(
-                count, total, mean, inv_sqrt, upper, top, v, late[i, 3], late_reward[i], wide[v]
-            )
+            learn_grouped(count, total, mean, inv_sqrt, top, v, late[i, 3], late_reward[i], wide[v])
             samples[v] += 1
     late_n[0] = 0
     indptr, indices, bits = links.indptr, links.indices, links.bits
@@ -192,7 +190,7 @@ def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, k
         for i in range(n_held):
             s = held[i]
             waiting[s] = False
-            settle_grouped(count, total, mean, inv_sqrt, upper, top, v, s, w)
+            settle_grouped(count, total, mean, inv_sqrt, top, v, s, w)
         samples[v] += heard
         counters[RECV, v] += heard
         counters[BITS_RECV, v] += heard * bits
@@ -204,7 +202,7 @@ def _open(ucb, n, alpha, seen):
     end, wide = block_width(alpha, seen, ucb.pace[n])
     ucb.block_end[n] = end
     ucb.wide[n] = wide
-    open_block(ucb.mean, ucb.inv_sqrt, ucb.upper, ucb.top, n, wide)
+    open_block(ucb.mean, ucb.inv_sqrt, ucb.top, n, wide)
 
 
 def _chunk_kernel(name: str, kind: int):
@@ -226,7 +224,7 @@ def _chunk_kernel(name: str, kind: int):
             _lockstep(noise, rewards, out, ucb, links, alpha)
             return
         count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-        upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
+        top, samples, untried = ucb.top, ucb.samples, ucb.untried
         block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
         crash, back, gaps = faults.crash, faults.back, rewards.gaps
         pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
@@ -263,8 +261,8 @@ def _chunk_kernel(name: str, kind: int):
                     s = choose_grouped(top, mean, inv_sqrt, n, width)
                 arm = np.uint64(s)  # unsigned: no wraparound code (kernel_api)
                 reward = reward_of(rewards, noise[row, n], arm)
-                learn_grouped(count, total, mean, inv_sqrt, upper, top, n, arm, reward, wide[n])
-                rebound_group(upper, top, n, arm)
+                learn_grouped(count, total, mean, inv_sqrt, top, n, arm, reward, wide[n])
+                rebound_group(mean, inv_sqrt, top, n, arm, wide[n])
                 samples[n] += 1
                 regret[n] += gaps[arm]
                 if out.trace:
@@ -389,7 +387,7 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
     chose (``links.lockstep``). The same numbers as the per-agent loop of :func:`ucb_chunk`, once
     per step instead of N times."""
     count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    upper, top, samples, untried = ucb.upper, ucb.top, ucb.samples, ucb.untried
+    top, samples, untried = ucb.top, ucb.samples, ucb.untried
     block_end, wide, gaps, k = ucb.block_end, ucb.wide, rewards.gaps, ucb.arms
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
     trace, trace_out = out.trace, out.trace_out
@@ -412,8 +410,8 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
             wins += reward_of(rewards, noise[row, n], s)
         count[0, s] += n_agents
         total[0, s] += wins
-        settle_grouped(count, total, mean, inv_sqrt, upper, top, 0, s, wide[0])
-        rebound_group(upper, top, 0, s)
+        settle_grouped(count, total, mean, inv_sqrt, top, 0, s, wide[0])
+        rebound_group(mean, inv_sqrt, top, 0, s, wide[0])
         samples[0] += n_agents
         for n in range(n_agents):
             regret[n] += gaps[s]
