@@ -184,12 +184,14 @@ def evaluation_floor(configs: list[Config]) -> float:
     return sum(agent_steps(c) * per_uniform[c.agents] for c in configs)
 
 
-#: Runs a command and prints [exit code, CPU seconds, peak KiB] of it and its workers. A small
-#: process of its own: Linux starts an exec'd child's peak memory at its parent's, so a
-#: command spawned straight from this (large) process would report this one's peak.
+#: Runs a command (its output to the file named first) and prints [exit code, CPU seconds, peak
+#: KiB] of it and its workers. A small process of its own: Linux starts an exec'd child's peak
+#: memory at its parent's, so a command spawned straight from this (large) process would report
+#: this one's peak.
 LAUNCHER = """
 import json, os, subprocess, sys
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+with open(sys.argv[1], "w") as output:
+    child = subprocess.Popen(sys.argv[2:], stdout=output)
 _, status, usage = os.wait4(child.pid, 0)
 print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime,
                   usage.ru_maxrss]))
@@ -215,12 +217,13 @@ def whole_evaluation(quick_only: bool) -> str:
         configs = evaluation_configs(preset)
         steps = sum(agent_steps(c) for c in configs)
         floor_cpu = evaluation_floor(configs)
-        with tempfile.TemporaryDirectory() as out, tempfile.TemporaryFile("w+") as errors:
+        with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryFile("w+") as errors:
             load = os.getloadavg()[0]
             start = time.perf_counter()
-            command = [sys.executable, "-m", "mamab", "reproduce", *flags, "--out", out]
+            out, printed = Path(scratch) / "reproduction", Path(scratch) / "stdout.txt"
+            command = [sys.executable, "-m", "mamab", "reproduce", *flags, "--out", str(out)]
             launched = subprocess.run(
-                [sys.executable, "-c", LAUNCHER, *command],
+                [sys.executable, "-c", LAUNCHER, str(printed), *command],
                 stdout=subprocess.PIPE,
                 stderr=errors,
                 text=True,
@@ -232,11 +235,15 @@ def whole_evaluation(quick_only: bool) -> str:
                 errors.seek(0)
                 tail = (errors.read().strip().splitlines() or ["no output"])[-1]
                 raise SystemExit(f"run.py: `mamab reproduce {' '.join(flags)}` failed: {tail}")
+            # its last line: "report: ... (W s: tasks S s, then tables and figures)"
+            last = (printed.read_text().strip().splitlines() or [""])[-1]
+            tasks = re.search(r"tasks (\d+) s", last)
         rows.append(
             [
                 f"`mamab reproduce {' '.join(flags)}`".replace(" `", "`"),
                 f"{steps:.3g}",
                 f"{wall:.1f} s",
+                f"{tasks[1]} s" if tasks else "?",
                 f"{cpu:.1f} s",
                 f"{peak_kib / 1024:.0f} MiB",
                 f"{load:.1f} / {os.getloadavg()[0]:.1f}",
@@ -250,6 +257,7 @@ def whole_evaluation(quick_only: bool) -> str:
                 "command",
                 "agent-steps",
                 "wall",
+                "of which tasks",
                 "CPU (all processes)",
                 "peak memory (largest process)",
                 "load average before / after",
@@ -260,7 +268,7 @@ def whole_evaluation(quick_only: bool) -> str:
         )
         + "\n\nFloor: numpy filling each configuration's preallocated noise blocks (4096 steps "
         "of its N agents), measured in this process. Wall includes start-up, figures and the "
-        "report."
+        "report; 'of which tasks' is the simulations' part (what the command prints)."
     )
 
 

@@ -1,6 +1,7 @@
 """`mamab reproduce --quick` end to end: figures, report, and a deterministic summary.csv."""
 
 import csv
+import re
 import subprocess
 import sys
 
@@ -44,6 +45,12 @@ def test_report_and_figures(quick):
         ).is_file()
         assert f"figures/{figure}.png" in report
     assert "lcc-ucb-relay" in stdout
+    # the time the user waited, and the tasks' share of it (figures took a third of --quick's)
+    last = re.fullmatch(
+        r"report: (.+) \((\d+) s: tasks (\d+) s, then tables and figures\)",
+        stdout.splitlines()[-1],
+    )
+    assert last and last[1] == str(out / "report.md") and int(last[3]) <= int(last[2])
 
 
 def test_summary_rows(quick):
