@@ -165,6 +165,7 @@ LAYERS = (
     (
         "mamab.experiments.*",
         "mamab.figure_text",
+        "mamab.minor_ticks",
         "mamab.plots",
         "mamab.experiments",
         "mamab.cli_types",

@@ -47,6 +47,7 @@ from mamab.figure_text import (
     spec_of,
     strategy_label,
 )
+from mamab.minor_ticks import minor_marks_as_one
 from mamab.stats import MedianBand, band_coverage, median_band, median_ci_ranks, percent_text
 from mamab.storage import atomic_write, write_json
 
@@ -245,6 +246,7 @@ def panel_figure(
         notes: list[str] = []
         if finish:
             finish(Figure(fig, axes, notes))
+        minor_marks_as_one(axes)
         if banded:
             notes.insert(0, bands_note(results))
         if note := alpha_note(results):
@@ -610,6 +612,7 @@ def frontier_figure(results: list[ConfigResult], title: str = "Final regret agai
     def finish(figure: Figure) -> None:
         for ax in figure.axes:
             frontier_axis(ax, every_bits)
+        minor_marks_as_one(figure.axes)
         settle(figure.fig)  # final limits: place the numbers where they overlap nothing
         number_points(marks)
 
