@@ -235,7 +235,7 @@ def whole_evaluation(quick_only: bool) -> str:
                 errors.seek(0)
                 tail = (errors.read().strip().splitlines() or ["no output"])[-1]
                 raise SystemExit(f"run.py: `mamab reproduce {' '.join(flags)}` failed: {tail}")
-            # its last line: "report: ... (W s: tasks S s, then tables and figures)"
+            # its last line: "report: OUT/report.md (W s, of which tasks S s)"
             last = (printed.read_text().strip().splitlines() or [""])[-1]
             tasks = re.search(r"tasks (\d+) s", last)
         rows.append(

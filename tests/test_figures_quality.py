@@ -529,3 +529,20 @@ def test_titles_wrap_into_as_few_lines_of_even_lengths(width):
     assert not any(line.endswith(" =") or line.startswith("= ") for line in lines), lines
     if len(lines) > 1:  # the shortest line is not a word left alone
         assert min(map(len, lines)) >= 0.5 * max(map(len, lines)), lines
+
+
+@pytest.mark.parametrize("figure", [bits_figure, frontier_figure])
+def test_files_draw_minor_marks_as_one_artist_with_the_same_pixels(figure, tmp_path, monkeypatch):
+    """A figure returned to the caller keeps matplotlib's minor ticks (a minor grid, tick_params
+    still work); a file mamab saves draws them as one artist per axis, pixel for pixel."""
+    from matplotlib.ticker import NullLocator
+
+    from mamab import plots
+
+    fig = figure(paper_like())
+    assert not any(isinstance(ax.xaxis.get_minor_locator(), NullLocator) for ax in fig.axes)
+    [light] = plots.save(fig, tmp_path / "light", Style(formats=("png",)))
+    assert all(isinstance(ax.xaxis.get_minor_locator(), NullLocator) for ax in fig.axes)
+    monkeypatch.setattr(plots, "minor_marks_as_one", lambda axes: None)
+    [plain] = plots.save(figure(paper_like()), tmp_path / "plain", Style(formats=("png",)))
+    assert light.read_bytes() == plain.read_bytes()

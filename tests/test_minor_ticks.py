@@ -89,3 +89,33 @@ def test_minor_ticks_that_are_more_than_marks_stay_matplotlibs(option):
     minor_marks_as_one([ax])
     assert ax.xaxis.get_minor_locator() is before
     plt.close(fig)
+
+
+def test_a_shared_axis_is_replaced_whole_or_not_at_all():
+    """Axes sharing an axis share its locator: one that must keep matplotlib's minor ticks (a
+    minor grid here), or one not passed, keeps them for all."""
+    for keep in ("grid", "not passed"):
+        fig, axes = plt.subplots(1, 2, sharex=True)
+        for ax in axes:
+            ax.plot([1.0, 1e4], [1.0, 2.0])
+            ax.set_xscale("log")
+        if keep == "grid":
+            axes[1].grid(which="minor", axis="x")
+        before = axes[0].xaxis.get_minor_locator()
+        minor_marks_as_one(list(axes) if keep == "grid" else [axes[0]])
+        assert all(ax.xaxis.get_minor_locator() is before for ax in axes), keep
+        assert not [a for ax in axes for a in ax.get_children() if isinstance(a, MinorTickMarks)]
+        plt.close(fig)
+
+
+def test_no_marks_on_an_axes_turned_off():
+    def drawn(replace: bool) -> bytes:
+        fig, ax = plt.subplots()
+        ax.plot([1.0, 1e4], [1.0, 2.0])
+        ax.set_xscale("log")
+        if replace:
+            minor_marks_as_one([ax])
+        ax.set_axis_off()
+        return _files(fig)[0]
+
+    assert drawn(True) == drawn(False)

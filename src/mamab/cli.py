@@ -628,10 +628,7 @@ def reproduce(
     )
     _print_summary(report.summary)
     took = time.perf_counter() - start
-    click.echo(
-        f"report: {out / 'report.md'} ({took:.0f} s: tasks {report.seconds:.0f} s, then "
-        "tables and figures)"
-    )
+    click.echo(f"report: {out / 'report.md'} ({took:.0f} s, of which tasks {report.seconds:.0f} s)")
 
 
 @cli.command()

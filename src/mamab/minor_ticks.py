@@ -5,8 +5,10 @@ its two labels), positions each at every layout pass and draws each in every fil
 figures spent a sixth of their CPU time on minor ticks that are only short marks (a log axis
 has 8 a decade). Here the marks are one line of markers, styled as matplotlib's own minor tick
 (one is made, to read its style) and placed where matplotlib would place them (the minor
-locator's positions off the major ticks and inside the view, tested in display space as it
-does), at draw time: the same pixels (tests/test_minor_ticks.py).
+locator's positions off the major ticks and inside the view, tested in the scale's coordinates
+as it does), at draw time: the same pixels (tests/test_minor_ticks.py). For figures drawn into
+files only (:func:`mamab.plots.save`): the axis no longer has minor ticks of its own, so a
+figure a user adjusts (a minor grid, ``tick_params``, another scale) keeps matplotlib's.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class MinorTickMarks(Artist):
             transform=mark.get_transform(),
             visible=mark.get_visible(),
         )
-        self._line.set_figure(axis.get_figure(root=False))
+        self._line.set_figure(axis.axes.figure)  # (get_figure(root=...) is matplotlib 3.10+)
         self.set_zorder(axis.get_zorder())
         self.set_in_layout(False)
 
@@ -67,7 +69,7 @@ class MinorTickMarks(Artist):
         return locs[(placed >= low - slack) & (placed <= high + slack)]
 
     def draw(self, renderer) -> None:
-        if not self.get_visible() or not self._axis.get_visible():
+        if not (self.get_visible() and self._axis.get_visible() and self._axis.axes.axison):
             return
         locs = self.positions()
         if self._axis.axis_name == "x":
@@ -81,22 +83,37 @@ class MinorTickMarks(Artist):
 def minor_marks_as_one(axes: list) -> None:
     """Draw the minor tick marks of every axis of ``axes`` as one artist each, where they are
     marks alone: no label (the axis's minor formatter, asked now, labels none of them), no grid
-    line, nothing on the second side; others are left to matplotlib. Call it last, once scales,
-    locators and view limits are final (a scale set later brings matplotlib's minor ticks back
-    beside these). Axes sharing an axis share its locator: all are read before any is replaced."""
-    found = []
+    line, nothing on the second side; others are left to matplotlib. Axes sharing an axis share
+    its locator: a shared axis is replaced only if it qualifies on every axes sharing it, all of
+    them in ``axes``. Call it last, once scales, locators and view limits are final (a scale set
+    later brings matplotlib's minor ticks back beside these)."""
+    alone = {}
     for ax in axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            locator = axis.get_minor_locator()
-            if isinstance(locator, NullLocator):
-                continue
-            tick = axis.get_minor_ticks(1)[0]  # matplotlib's style for this axis's minor ticks
-            marks = MinorTickMarks(axis, locator, tick)
-            if tick.gridline.get_visible() or tick.tick2line.get_visible():
-                continue
-            if any(axis.get_minor_formatter().format_ticks(marks.positions())):
-                continue
-            found.append((ax, axis, marks))
-    for ax, axis, marks in found:
-        axis.set_minor_locator(NullLocator())
+        for name in ("x", "y"):
+            marks = _marks_alone(ax.xaxis if name == "x" else ax.yaxis)
+            if marks is not None:
+                alone[ax, name] = marks
+    chosen = []
+    for (ax, name), marks in alone.items():
+        sharing = (ax.get_shared_x_axes() if name == "x" else ax.get_shared_y_axes()).get_siblings(
+            ax
+        )
+        if all((other, name) in alone for other in sharing):
+            chosen.append((ax, name, marks))
+    for ax, name, marks in chosen:
+        (ax.xaxis if name == "x" else ax.yaxis).set_minor_locator(NullLocator())
         ax.add_artist(marks)
+
+
+def _marks_alone(axis: Any) -> MinorTickMarks | None:
+    """The marks standing for ``axis``'s minor ticks, if these are marks alone; else None."""
+    locator = axis.get_minor_locator()
+    if isinstance(locator, NullLocator):
+        return None
+    tick = axis.get_minor_ticks(1)[0]  # matplotlib's style for this axis's minor ticks
+    if tick.gridline.get_visible() or tick.tick2line.get_visible():
+        return None
+    marks = MinorTickMarks(axis, locator, tick)
+    if any(axis.get_minor_formatter().format_ticks(marks.positions())):
+        return None
+    return marks

@@ -246,7 +246,6 @@ def panel_figure(
         notes: list[str] = []
         if finish:
             finish(Figure(fig, axes, notes))
-        minor_marks_as_one(axes)
         if banded:
             notes.insert(0, bands_note(results))
         if note := alpha_note(results):
@@ -612,7 +611,6 @@ def frontier_figure(results: list[ConfigResult], title: str = "Final regret agai
     def finish(figure: Figure) -> None:
         for ax in figure.axes:
             frontier_axis(ax, every_bits)
-        minor_marks_as_one(figure.axes)
         settle(figure.fig)  # final limits: place the numbers where they overlap nothing
         number_points(marks)
 
@@ -875,10 +873,13 @@ def save(fig, path_stem: Path, style: Style | None = None) -> list[Path]:
     For a PNG it is computed without drawing (:func:`place_for_png`, a tenth of the CPU time).
     Then the figure has no layout engine at all: with one, even a placeholder, matplotlib draws
     a figure twice per file (once unseen, for the layout): a tenth of a redraw's CPU time.
+    Unlabelled minor tick marks are drawn as one artist per axis first
+    (:mod:`mamab.minor_ticks`): the same pixels, and the figure is closed here anyway.
     """
     style = style or Style()
     paths = [path_stem.with_suffix(f".{ext}") for ext in style.formats]
     try:
+        minor_marks_as_one(fig.axes)
         if place_for_png(fig, style):
             keep_places(fig)
         for path in paths:
