@@ -2,8 +2,8 @@
 
 matplotlib makes every minor tick an object of five artists (its two marks, its grid line and
 its two labels), positions each at every layout pass and draws each in every file: mamab's
-figures spent a sixth of their CPU time on minor ticks that are only short marks (a log axis
-has 8 a decade). Here the marks are one line of markers, styled as matplotlib's own minor tick
+figures spent about a fifth of their CPU time on minor ticks that are only short marks (a log
+axis has 8 a decade). Here the marks are one line of markers, styled as matplotlib's own minor tick
 (one is made, to read its style) and placed where matplotlib would place them (the minor
 locator's positions off the major ticks and inside the view, tested in the scale's coordinates
 as it does), at draw time: the same pixels (tests/test_minor_ticks.py). For figures drawn into
