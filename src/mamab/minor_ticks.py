@@ -87,22 +87,26 @@ def minor_marks_as_one(axes: list) -> None:
     its locator: a shared axis is replaced only if it qualifies on every axes sharing it, all of
     them in ``axes``. Call it last, once scales, locators and view limits are final (a scale set
     later brings matplotlib's minor ticks back beside these)."""
-    alone = {}
+    alone = {}  # (axes, "x" or "y") -> (its axis, the marks standing for its minor ticks)
     for ax in axes:
-        for name in ("x", "y"):
-            marks = _marks_alone(ax.xaxis if name == "x" else ax.yaxis)
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            marks = _marks_alone(axis)
             if marks is not None:
-                alone[ax, name] = marks
-    chosen = []
-    for (ax, name), marks in alone.items():
-        sharing = (ax.get_shared_x_axes() if name == "x" else ax.get_shared_y_axes()).get_siblings(
-            ax
-        )
-        if all((other, name) in alone for other in sharing):
-            chosen.append((ax, name, marks))
-    for ax, name, marks in chosen:
-        (ax.xaxis if name == "x" else ax.yaxis).set_minor_locator(NullLocator())
+                alone[ax, name] = (axis, marks)
+    chosen = [
+        (ax, axis, marks)
+        for (ax, name), (axis, marks) in alone.items()
+        if all((other, name) in alone for other in _sharing(ax, name))
+    ]
+    for ax, axis, marks in chosen:
+        axis.set_minor_locator(NullLocator())
         ax.add_artist(marks)
+
+
+def _sharing(ax: Any, name: str) -> list:
+    """The axes sharing ``ax``'s x or y axis (``ax`` among them)."""
+    shared = ax.get_shared_x_axes() if name == "x" else ax.get_shared_y_axes()
+    return shared.get_siblings(ax)
 
 
 def _marks_alone(axis: Any) -> MinorTickMarks | None:

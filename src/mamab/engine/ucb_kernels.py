@@ -294,4 +294,5 @@ def settle_grouped(count, total, mean, inv_sqrt, top, n, s, wide):
 @njit(cache=True, inline="always")
 def rebound_group(mean, inv_sqrt, top, n, s, wide):
     """The group of slot s gets its exact bound again (its largest slot was just played)."""
-    top[n, s >> GROUP_SHIFT] = group_bound(mean, inv_sqrt, n, s >> GROUP_SHIFT, wide)
+    g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
+    top[n, g] = group_bound(mean, inv_sqrt, n, g, wide)
