@@ -53,7 +53,7 @@ def test_each_lane_gets_its_first_maximum(data, slots, widths):
 
 def test_lanes_do_not_mix_and_later_slots_are_not_read():
     # Lane j's maximum sits at slot j; slots past ``slots`` hold larger values that must be ignored.
-    slots = 6
+    slots = LANES + 2
     mean = np.zeros((slots + 2) * LANES)
     for j in range(LANES):
         mean[j * LANES + j] = 1.0 + j

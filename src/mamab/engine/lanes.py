@@ -28,8 +28,8 @@ from numba.extending import intrinsic
 
 from mamab.kernel_cache import njit
 
-#: agents scanned together (4 float64: one 256-bit vector)
-LANES = 4
+#: agents scanned together (8 float64: one 512-bit vector)
+LANES = 8
 
 
 def _flat_float_array(ty) -> bool:

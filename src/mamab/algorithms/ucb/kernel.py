@@ -5,7 +5,7 @@ arms (untried arms first in index order, then the first maximum of
 mean + sqrt(alpha·log t)·(1/sqrt n), t = 1 + samples seen), learns its own sample, and, with
 full communication, every neighbour's (arm, reward) of the step by increasing sender id, after
 the samples held since the last exchange (delay). The argmax is exact: agents alone scan every
-arm in the processor's vector lanes, four agents at once (:mod:`mamab.engine.lanes`); agents
+arm in the processor's vector lanes, eight agents at once (:mod:`mamab.engine.lanes`); agents
 that talk keep grouped bounds and scan lazily (:mod:`mamab.engine.ucb_kernels`).
 
 Kernel API 1 (``mamab.engine.kernel_api``): the noise block, the run's arms (``Rewards``) and
