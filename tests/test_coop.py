@@ -54,28 +54,33 @@ def test_beats_no_communication():
 
 
 def test_kernel_consensus_adds_in_the_agents_order():
-    """Two senders per pass, yet each estimate is the agent's sum in its order (last bit too)."""
-    from mamab.algorithms.coop.kernel import Estimates, _consensus
+    """Two senders per pass, yet each estimate is the agent's sum in its order (last bit too);
+    a dead agent's estimates are left as they were."""
+    from mamab.algorithms.coop.kernel import _consensus
 
     rng = np.random.default_rng(5)
     n_agents, n_arms = 7, 13
-    rows = [rng.random((n_agents, n_arms)) * 1e3 for _ in range(4)]
-    est = Estimates(
-        np.zeros((n_agents, n_arms)),
-        np.zeros((n_agents, n_arms)),
-        *rows,
-        late_edge=np.zeros(0, dtype=np.bool_),
+    sent_counts, sent_sums = (rng.random((2, n_agents, n_arms)) * 1e3 for _ in range(2))
+    counts, sums = np.full((n_agents, n_arms), -1.0), np.full((n_agents, n_arms), -1.0)
+    own_weight = 0.1 + rng.random(n_agents)
+    weight = 1 / (2 + rng.integers(0, 3, n_agents))
+    source = np.array([rng.permutation(n_agents) for _ in range(n_agents)], dtype=np.int64)
+    stale = rng.random((n_agents, n_agents)) < 0.4
+    heard = np.arange(n_agents, dtype=np.int64)  # 0 to 6 senders: odd and even counts
+    alive = np.ones(n_agents, dtype=np.bool_)
+    alive[3] = False
+    _consensus(
+        counts, sums, sent_counts, sent_sums, alive, own_weight, weight, source, stale, heard
     )
-    own_weight, weight = 0.1 + rng.random(), 1 / 3
-    for heard in range(n_agents):
-        source = rng.permutation(n_agents).astype(np.int64)
-        stale = rng.random(n_agents) < 0.4
-        _consensus(est, 2, own_weight, weight, source, stale, heard)
-        counts, sums = own_weight * est.own_counts[2], own_weight * est.own_sums[2]
-        for j, late in zip(source[:heard], stale[:heard], strict=True):
-            counts = counts + weight * (est.prev_counts if late else est.own_counts)[j]
-            sums = sums + weight * (est.prev_sums if late else est.own_sums)[j]
-        assert np.array_equal(est.counts[2], counts) and np.array_equal(est.sums[2], sums)
+    for n in range(n_agents):
+        if not alive[n]:
+            assert (counts[n] == -1.0).all() and (sums[n] == -1.0).all()
+            continue
+        want_counts, want_sums = own_weight[n] * sent_counts[0, n], own_weight[n] * sent_sums[0, n]
+        for j, late in zip(source[n, : heard[n]], stale[n, : heard[n]], strict=True):
+            want_counts = want_counts + weight[n] * sent_counts[int(late), j]
+            want_sums = want_sums + weight[n] * sent_sums[int(late), j]
+        assert np.array_equal(counts[n], want_counts) and np.array_equal(sums[n], want_sums)
 
 
 def test_kernel_first_max_breaks_ties_to_the_lowest_index():

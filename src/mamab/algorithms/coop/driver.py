@@ -25,7 +25,10 @@ def run(run: FastRun) -> RunResult:
     self_weight = np.array([s for _, s in weights])
     indptr, indices = graph.csr()
     est = Estimates(
-        *(np.zeros((n, k)) for _ in range(6)),
+        np.zeros((n, k)),
+        np.zeros((n, k)),
+        np.zeros((2, n, k)),
+        np.zeros((2, n, k)),
         late_edge=np.zeros(indices.size, dtype=np.bool_),
     )
     plan = Consensus(weight, self_weight, indptr, indices, n, run.params.alpha, 2 * k * REWARD_BITS)

@@ -3,8 +3,8 @@
 Mirrors ``mamab.algorithms.coop.agent`` operation for operation (same expressions, neighbours added in
 increasing id); the equality test holds it to that. Estimates delayed by one exchange stand in
 for a neighbour's missing current ones: ``late_edge[e]`` marks the edge e (in the receiver's
-adjacency) whose message of the last step was held, ``prev_counts``/``prev_sums`` keep what
-every agent sent then.
+adjacency) whose message of the last step was held, ``sent_counts[1]``/``sent_sums[1]`` keep
+what every agent sent then.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from mamab.engine.kernel_api import (
     ROUNDS,
     SENT,
     STEP,
-    end_step,
-    fate_to,
-    played,
-    reward_of,
+    pulled,
+    record,
+    reward_from,
+    step_ended,
 )
 from mamab.engine.ucb_kernels import merge_lanes
-from mamab.faults import DELAY, DELIVER, LOSE
+from mamab.faults import DELAY, DELIVER, LOSE, fate
 from mamab.kernel_cache import njit
 
 
@@ -38,10 +38,9 @@ class Estimates(NamedTuple):
 
     counts: np.ndarray  # the running consensus of counts
     sums: np.ndarray  # ... and of sums
-    own_counts: np.ndarray  # this step's estimates plus the agent's own pull (what it sends)
-    own_sums: np.ndarray
-    prev_counts: np.ndarray  # what was sent the step before (a delayed message carries it)
-    prev_sums: np.ndarray
+    sent_counts: np.ndarray  # (2, agents, arms): [0] this step's estimates plus the agent's own
+    # pull (what it sends), [1] what it sent the step before (a delayed message carries it)
+    sent_sums: np.ndarray  # (2, agents, arms)
     late_edge: np.ndarray  # (CSR edges,) the edge's last message is held
 
 
@@ -85,57 +84,63 @@ def _first_max(values):
     return merge_lanes(b0, i0, b1, i1, b2, i2, b3, i3)
 
 
-@njit(cache=True, inline="always")
-def _rows(est, stale):
-    """The estimates a sender's message carries: this step's, or the last step's (late)."""
-    if stale:
-        return est.prev_counts, est.prev_sums
-    return est.own_counts, est.own_sums
+@njit(cache=True, error_model="numpy")
+def _consensus(
+    counts, sums, sent_counts, sent_sums, alive, self_weight, weight, source, stale, heard
+):
+    """Every live agent n's estimates: its own share, then each of the ``heard[n]`` estimates it
+    heard added in order, as one by one.
 
-
-@njit(cache=True, inline="always")
-def _consensus(est, n, self_weight, weight, source, stale, heard):
-    """n's estimates: its own share, then each estimate heard added in order, as one by one.
-
-    Two senders per pass over the arms (each arm's additions in the same order): half the
-    loads and stores of the running estimates.
+    ``source[n, h]`` sent this step's estimates (``sent_*[0]``) or, ``stale[n, h]``, the last
+    step's (``sent_*[1]``): picked by index, not by array. One call per step: numba counts a
+    reference to every array passed to a function, inlined or not, with an atomic operation
+    (that per agent cost coop-UCB2 two fifths of its time). Two senders per pass over the arms
+    (each arm's additions in the same order): half the loads and stores of the running estimates.
     """
-    counts, sums, own_counts, own_sums = est.counts, est.sums, est.own_counts, est.own_sums
-    n_arms = counts.shape[1]
-    for i in range(n_arms):
-        counts[n, i] = self_weight * own_counts[n, i]
-        sums[n, i] = self_weight * own_sums[n, i]
-    h = 0
-    while h + 1 < heard:
-        a, b = source[h], source[h + 1]
-        a_counts, a_sums = _rows(est, stale[h])
-        b_counts, b_sums = _rows(est, stale[h + 1])
+    n_agents, n_arms = counts.shape
+    for n in range(n_agents):
+        if not alive[n]:
+            continue
+        own, w = self_weight[n], weight[n]
         for i in range(n_arms):
-            counts[n, i] = counts[n, i] + weight * a_counts[a, i] + weight * b_counts[b, i]
-            sums[n, i] = sums[n, i] + weight * a_sums[a, i] + weight * b_sums[b, i]
-        h += 2
-    if h < heard:
-        a = source[h]
-        a_counts, a_sums = _rows(est, stale[h])
-        for i in range(n_arms):
-            counts[n, i] = counts[n, i] + weight * a_counts[a, i]
-            sums[n, i] = sums[n, i] + weight * a_sums[a, i]
+            counts[n, i] = own * sent_counts[0, n, i]
+            sums[n, i] = own * sent_sums[0, n, i]
+        h = 0
+        while h + 1 < heard[n]:
+            a, b = source[n, h], source[n, h + 1]
+            late_a, late_b = np.int64(stale[n, h]), np.int64(stale[n, h + 1])
+            for i in range(n_arms):
+                counts[n, i] = (
+                    counts[n, i] + w * sent_counts[late_a, a, i] + w * sent_counts[late_b, b, i]
+                )
+                sums[n, i] = sums[n, i] + w * sent_sums[late_a, a, i] + w * sent_sums[late_b, b, i]
+            h += 2
+        if h < heard[n]:
+            a, late_a = source[n, h], np.int64(stale[n, h])
+            for i in range(n_arms):
+                counts[n, i] = counts[n, i] + w * sent_counts[late_a, a, i]
+                sums[n, i] = sums[n, i] + w * sent_sums[late_a, a, i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def coop_chunk(noise, rewards, out, faults, est, plan):
     """Simulate ``noise.shape[0]`` steps of coop-UCB2 for every agent of one run."""
-    counts, sums, own_counts, own_sums = est.counts, est.sums, est.own_counts, est.own_sums
+    counts, sums, sent_counts, sent_sums = est.counts, est.sums, est.sent_counts, est.sent_sums
     counters, late_edge, indptr, indices = out.counters, est.late_edge, plan.indptr, plan.indices
+    means, bernoulli, sigma, gaps = rewards.means, rewards.bernoulli, rewards.sigma, rewards.gaps
+    regret, trace, trace_out, pos, grid = out.regret, out.trace, out.trace_out, out.pos, out.grid
     weight, self_weight, message_bits = plan.weight, plan.self_weight, plan.message_bits
     crash, back, alpha, n_agents_total = faults.crash, faults.back, plan.alpha, plan.n_agents
+    loss, delay, key = faults.loss, faults.delay, faults.key
     n_agents, n_arms = counts.shape
     alive = np.ones(n_agents, dtype=np.bool_)
     index = np.empty(n_arms)
-    source = np.empty(n_agents, dtype=np.int64)  # a receiver's senders heard, in order
-    stale = np.empty(n_agents, dtype=np.bool_)  # ... each with its last step's estimates
+    widest = max(1, np.max(indptr[1:] - indptr[:-1])) if n_agents else 1
+    source = np.empty((n_agents, widest), dtype=np.int64)  # each receiver's senders heard, in order
+    stale = np.empty((n_agents, widest), dtype=np.bool_)  # ... each with its last step's estimates
+    heard = np.zeros(n_agents, dtype=np.int64)  # ... and how many
     for row in range(noise.shape[0]):
-        t = out.pos[STEP] + 1
+        t = pos[STEP] + 1
         log_t = math.log(t)
         extra = math.sqrt(log_t)
         for n in range(n_agents):
@@ -159,13 +164,14 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                     arm += 1
             else:
                 arm = _first_max(index)
-            reward = reward_of(rewards, noise[row, n], arm)
-            played(out, rewards, n, arm)
-            own_counts[n, :] = counts[n, :]
-            own_sums[n, :] = sums[n, :]
-            own_counts[n, arm] += 1.0
-            own_sums[n, arm] += reward
-        for n in range(n_agents):  # consensus: own share first, then neighbours by increasing id
+            reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
+            pulled(regret, gaps, trace, trace_out, pos[STEP], n, arm)
+            for i in range(n_arms):  # element by element: a slice would count references
+                sent_counts[0, n, i] = counts[n, i]
+                sent_sums[0, n, i] = sums[n, i]
+            sent_counts[0, n, arm] += 1.0
+            sent_sums[0, n, arm] += reward
+        for n in range(n_agents):  # what each receiver hears: neighbours by increasing id
             dead = not alive[n]
             if not dead:
                 degree = indptr[n + 1] - indptr[n]
@@ -173,7 +179,7 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                     counters[SENT, n] += degree
                     counters[BITS, n] += degree * message_bits
                     counters[ROUNDS, n] += 1
-            heard = 0  # estimates n adds, in order: j's of this step, or of the last (late)
+            got = 0  # estimates n adds, in order: j's of this step, or of the last (late)
             for e in range(indptr[n], indptr[n + 1]):
                 j = indices[e]
                 was_late, late_edge[e] = late_edge[e], False
@@ -185,7 +191,9 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                     counters[BITS_RECV, n] += message_bits
                 f = LOSE  # a dead neighbour sent nothing
                 if alive[j]:
-                    f = fate_to(alive, faults.loss, faults.delay, faults.key, t, 0, j, n)
+                    f = fate(loss, delay, key, t, 0, j, n)
+                    if f == DELIVER and dead:
+                        f = LOSE
                     if f == DELAY:
                         late_edge[e] = True
                     elif f == DELIVER:
@@ -195,12 +203,15 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                         counters[LOST, j] += 1
                         counters[BITS_LOST, j] += message_bits
                 if not dead and (f == DELIVER or was_late):
-                    source[heard] = j
-                    stale[heard] = f != DELIVER  # the newest n has from j: the last step's
-                    heard += 1
-            if not dead:
-                _consensus(est, n, self_weight[n], weight[n], source, stale, heard)
-        if faults.delay > 0.0:
-            est.prev_counts[:, :] = own_counts
-            est.prev_sums[:, :] = own_sums
-        end_step(out)
+                    source[n, got] = j
+                    stale[n, got] = f != DELIVER  # the newest n has from j: the last step's
+                    got += 1
+            heard[n] = got
+        _consensus(
+            counts, sums, sent_counts, sent_sums, alive, self_weight, weight, source, stale, heard
+        )
+        if delay > 0.0:
+            sent_counts[1] = sent_counts[0]
+            sent_sums[1] = sent_sums[0]
+        if step_ended(pos, grid):
+            record(out)
