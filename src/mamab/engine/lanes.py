@@ -103,6 +103,129 @@ def lane_argmax(typingctx, mean, inv_sqrt, slots, widths, best):
     return signature, codegen
 
 
+#: slots of a group of full communication's grouped bounds, scanned as one vector
+#: (:mod:`mamab.engine.ucb_kernels`)
+SPAN = 16
+
+
+def _flat_rows(ty) -> bool:
+    return (
+        isinstance(ty, types.Array)
+        and ty.ndim == 2
+        and ty.layout == "C"
+        and ty.dtype == types.float64
+    )
+
+
+def _span_indices(typingctx, mean, inv_sqrt, row, start, width, name):
+    """Typing shared by the span intrinsics: (agents, slots) float64 C arrays, two integers, a
+    float; refused with the intrinsic's name otherwise."""
+    if not (
+        _flat_rows(mean)
+        and _flat_rows(inv_sqrt)
+        and isinstance(row, types.Integer)
+        and isinstance(start, types.Integer)
+        and isinstance(width, types.Float)
+    ):
+        raise TypingError(
+            f"{name}(mean, inv_sqrt, row, start, width): 2-d float64 C arrays, two ints, a float"
+        )
+
+
+def _span_indices_ir(context, builder, sig, args):
+    """The SPAN indices mean + width·inv_sqrt of slots start .. start + SPAN - 1 of ``row``, as
+    one vector: an IEEE product, then a sum, never fused (the scalar expression's bits)."""
+    mean_v, inv_v, row_v, start_v, width_v = args
+    vec = ir.VectorType(ir.DoubleType(), SPAN)
+    row = context.cast(builder, row_v, sig.args[2], types.int64)
+    start = context.cast(builder, start_v, sig.args[3], types.int64)
+    pointers = []
+    for ty, value in ((sig.args[0], mean_v), (sig.args[1], inv_v)):
+        array = context.make_array(ty)(context, builder, value)
+        item = cgutils.get_item_pointer2(
+            context,
+            builder,
+            data=array.data,
+            shape=cgutils.unpack_tuple(builder, array.shape),
+            strides=cgutils.unpack_tuple(builder, array.strides),
+            layout="C",
+            inds=[row, start],
+            wraparound=False,
+        )
+        pointers.append(builder.bitcast(item, vec.as_pointer()))
+    width = context.cast(builder, width_v, sig.args[4], types.float64)
+    splat = builder.insert_element(
+        ir.Constant(vec, ir.Undefined), width, ir.Constant(ir.IntType(32), 0)
+    )
+    splat = builder.shuffle_vector(
+        splat, splat, ir.Constant(ir.VectorType(ir.IntType(32), SPAN), [0] * SPAN)
+    )
+    mean = builder.load(pointers[0], align=8)
+    inv = builder.load(pointers[1], align=8)
+    return builder.fadd(mean, builder.fmul(splat, inv))
+
+
+def _tree_max(builder, values):
+    """The largest lane of a vector, halving it: the same value as a scan for numbers that are
+    not NaN (-0.0 and 0.0 compare equal, so which of them is kept never changes a comparison)."""
+    lanes = values.type.count
+    while lanes > 1:
+        lanes //= 2
+        low = builder.shuffle_vector(
+            values, values, ir.Constant(ir.VectorType(ir.IntType(32), lanes), list(range(lanes)))
+        )
+        high = builder.shuffle_vector(
+            values,
+            values,
+            ir.Constant(ir.VectorType(ir.IntType(32), lanes), list(range(lanes, 2 * lanes))),
+        )
+        values = builder.select(builder.fcmp_ordered(">", high, low), high, low)
+    return builder.extract_element(values, ir.Constant(ir.IntType(32), 0))
+
+
+@intrinsic
+def span_max(typingctx, mean, inv_sqrt, row, start, width):
+    """The largest mean[row, s] + width·inv_sqrt[row, s] over the SPAN slots s from ``start``
+    (a group's bound); numbers that are not NaN."""
+    _span_indices(typingctx, mean, inv_sqrt, row, start, width, "span_max")
+
+    def codegen(context, builder, sig, args):
+        return _tree_max(builder, _span_indices_ir(context, builder, sig, args))
+
+    return types.float64(mean, inv_sqrt, row, start, width), codegen
+
+
+@intrinsic
+def span_first_max(typingctx, mean, inv_sqrt, row, start, width):
+    """The offset (0 .. SPAN - 1) of the first of the SPAN slots from ``start`` whose
+    mean + width·inv_sqrt is largest: a plain scan's choice, for numbers that are not NaN (0 if
+    none compares equal to the largest)."""
+    _span_indices(typingctx, mean, inv_sqrt, row, start, width, "span_first_max")
+
+    def codegen(context, builder, sig, args):
+        values = _span_indices_ir(context, builder, sig, args)
+        top = _tree_max(builder, values)
+        splat = builder.insert_element(
+            ir.Constant(values.type, ir.Undefined), top, ir.Constant(ir.IntType(32), 0)
+        )
+        splat = builder.shuffle_vector(
+            splat, splat, ir.Constant(ir.VectorType(ir.IntType(32), SPAN), [0] * SPAN)
+        )
+        equal = builder.fcmp_ordered("==", values, splat)
+        bits = builder.bitcast(equal, ir.IntType(SPAN))
+        cttz = cgutils.get_or_insert_function(
+            builder.module,
+            ir.FunctionType(ir.IntType(SPAN), [ir.IntType(SPAN), ir.IntType(1)]),
+            f"llvm.cttz.i{SPAN}",
+        )
+        first = builder.call(cttz, [bits, ir.Constant(ir.IntType(1), 0)])
+        none = builder.icmp_unsigned("==", bits, ir.Constant(ir.IntType(SPAN), 0))
+        first = builder.select(none, ir.Constant(ir.IntType(SPAN), 0), first)
+        return builder.zext(first, ir.IntType(64))
+
+    return types.int64(mean, inv_sqrt, row, start, width), codegen
+
+
 class LaneUCB(NamedTuple):
     """UCB1 state of agents alone, tiled: tile t holds agents t·LANES .. t·LANES + LANES - 1,
     slot s of lane j at ``[t, s * LANES + j]`` (lanes past the last agent are never played)."""

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mamab.engine.lanes import SPAN, span_first_max, span_max
 from mamab.kernel_cache import njit
 
 WIDTH_SLACK = 1.0 + 1e-12  # covers any non-monotone rounding of log near the block's end
@@ -150,6 +151,7 @@ def most_played(n, size, count):
 
 GROUP_SHIFT = 4
 GROUP = 1 << GROUP_SHIFT  # slots of a group
+assert GROUP == SPAN  # a group is scanned as one vector (mamab.engine.lanes)
 GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
 
 
@@ -227,22 +229,17 @@ def open_block(mean, inv_sqrt, top, n, wide):
 
 @njit(cache=True, inline="always")
 def group_bound(mean, inv_sqrt, n, g, wide):
-    """The largest bound mean + wide·(1/sqrt n) of group g's slots."""
-    high = -math.inf
-    for s in range(g * GROUP, (g + 1) * GROUP):
-        high = max(high, mean[n, s] + wide * inv_sqrt[n, s])
-    return high
+    """The largest bound mean + wide·(1/sqrt n) of group g's slots (in one vector:
+    :func:`~mamab.engine.lanes.span_max`)."""
+    return span_max(mean, inv_sqrt, n, g * GROUP, wide)
 
 
 @njit(cache=True, inline="always")
 def _group_best(mean, inv_sqrt, n, g, width):
-    """First slot of group g with the largest index, and that index."""
-    best, value = g * GROUP, -math.inf
-    for s in range(g * GROUP, (g + 1) * GROUP):
-        index = mean[n, s] + width * inv_sqrt[n, s]
-        if index > value:
-            best, value = s, index
-    return best, value
+    """First slot of group g with the largest index, and that index (found in one vector:
+    :func:`~mamab.engine.lanes.span_first_max`; the index is the scalar expression's)."""
+    best = g * GROUP + span_first_max(mean, inv_sqrt, n, g * GROUP, width)
+    return best, mean[n, best] + width * inv_sqrt[n, best]
 
 
 @njit(cache=True, inline="always")
