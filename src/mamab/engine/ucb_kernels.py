@@ -284,8 +284,7 @@ def settle_grouped(count, total, mean, inv_sqrt, top, n, s, wide):
     inv_sqrt[n, s] = r
     u = m + wide * r
     g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
-    if u > top[n, g]:
-        top[n, g] = u
+    top[n, g] = max(top[n, g], u)
 
 
 @njit(cache=True, inline="always")
