@@ -226,6 +226,91 @@ def span_first_max(typingctx, mean, inv_sqrt, row, start, width):
     return types.int64(mean, inv_sqrt, row, start, width), codegen
 
 
+#: entries of a row :func:`reaching` compares at most (the bits of its mask)
+REACH = 64
+
+
+@intrinsic
+def reaching(typingctx, values, row, count, level):
+    """A mask whose bit g is set when ``values[row, g] >= level``, for g < ``count`` (at most
+    REACH): compared eight at a time, the tail by a masked load that reads nothing past it."""
+    if not (
+        _flat_rows(values)
+        and isinstance(row, types.Integer)
+        and isinstance(count, types.Integer)
+        and isinstance(level, types.Float)
+    ):
+        raise TypingError(
+            "reaching(values, row, count, level): a 2-d float64 C array, two ints, a float"
+        )
+
+    def codegen(context, builder, sig, args):
+        values_v, row_v, count_v, level_v = args
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        vec = ir.VectorType(ir.DoubleType(), 8)
+        row = context.cast(builder, row_v, sig.args[1], types.int64)
+        count = context.cast(builder, count_v, sig.args[2], types.int64)
+        array = context.make_array(sig.args[0])(context, builder, values_v)
+        first = cgutils.get_item_pointer2(
+            context,
+            builder,
+            data=array.data,
+            shape=cgutils.unpack_tuple(builder, array.shape),
+            strides=cgutils.unpack_tuple(builder, array.strides),
+            layout="C",
+            inds=[row, ir.Constant(i64, 0)],
+            wraparound=False,
+        )
+        level = context.cast(builder, level_v, sig.args[3], types.float64)
+        splat = builder.insert_element(ir.Constant(vec, ir.Undefined), level, ir.Constant(i32, 0))
+        splat = builder.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(i32, 8), [0] * 8))
+        load = cgutils.get_or_insert_function(
+            builder.module,
+            ir.FunctionType(vec, [vec.as_pointer(), i32, ir.VectorType(ir.IntType(1), 8), vec]),
+            "llvm.masked.load.v8f64.p0v8f64",
+        )
+        lane = ir.Constant(ir.VectorType(i64, 8), list(range(8)))
+        passthru = ir.Constant(vec, [float("-inf")] * 8)
+        mask = cgutils.alloca_once_value(builder, ir.Constant(i64, 0))
+        chunks = builder.udiv(builder.add(count, ir.Constant(i64, 7)), ir.Constant(i64, 8))
+        with cgutils.for_range(builder, chunks) as loop:
+            c = loop.index
+            base = builder.mul(c, ir.Constant(i64, 8))
+            left = builder.sub(count, base)
+            splat_left = builder.insert_element(
+                ir.Constant(ir.VectorType(i64, 8), ir.Undefined), left, ir.Constant(i32, 0)
+            )
+            splat_left = builder.shuffle_vector(
+                splat_left, splat_left, ir.Constant(ir.VectorType(i32, 8), [0] * 8)
+            )
+            inside = builder.icmp_signed("<", lane, splat_left)
+            pointer = builder.bitcast(builder.gep(first, [base]), vec.as_pointer())
+            chunk = builder.call(load, [pointer, ir.Constant(i32, 8), inside, passthru])
+            reach = builder.and_(builder.fcmp_ordered(">=", chunk, splat), inside)
+            bits = builder.zext(builder.bitcast(reach, ir.IntType(8)), i64)
+            builder.store(builder.or_(builder.load(mask), builder.shl(bits, base)), mask)
+        return builder.load(mask)
+
+    return types.uint64(values, row, count, level), codegen
+
+
+@intrinsic
+def lowest_bit(typingctx, mask):
+    """The index of the lowest set bit of a uint64 mask (64 if none)."""
+    if not (isinstance(mask, types.Integer) and mask.bitwidth == 64 and not mask.signed):
+        raise TypingError("lowest_bit(mask): a uint64")
+
+    def codegen(context, builder, sig, args):
+        cttz = cgutils.get_or_insert_function(
+            builder.module,
+            ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]),
+            "llvm.cttz.i64",
+        )
+        return builder.call(cttz, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return types.uint64(mask), codegen
+
+
 class LaneUCB(NamedTuple):
     """UCB1 state of agents alone, tiled: tile t holds agents t·LANES .. t·LANES + LANES - 1,
     slot s of lane j at ``[t, s * LANES + j]`` (lanes past the last agent are never played)."""

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mamab.engine.lanes import SPAN, span_first_max, span_max
+from mamab.engine.lanes import REACH, SPAN, lowest_bit, reaching, span_first_max, span_max
 from mamab.kernel_cache import njit
 
 WIDTH_SLACK = 1.0 + 1e-12  # covers any non-monotone rounding of log near the block's end
@@ -254,6 +254,17 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
         if top[n, g] > high:
             high, first = top[n, g], g
     best, value = _group_best(mean, inv_sqrt, n, first, width)
+    if groups <= REACH:  # the groups that reach the value, found as a bit mask
+        left = reaching(top, n, groups, value) & ~(np.uint64(1) << np.uint64(first))
+        while left:
+            g = np.int64(lowest_bit(left))
+            left &= left - np.uint64(1)
+            bound = top[n, g]
+            if bound >= value and (bound > value or g * GROUP < best):
+                s, index = _group_best(mean, inv_sqrt, n, g, width)
+                if index > value or (index == value and s < best):
+                    best, value = s, index
+        return best
     for g in range(groups):
         bound = top[n, g]
         if bound >= value and g != first and (bound > value or g * GROUP < best):
