@@ -8,7 +8,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba.core.errors import TypingError
 
-from mamab.engine.lanes import LANES, lane_argmax, lane_ucb
+from mamab.engine.lanes import (
+    LANES,
+    REACH,
+    SPAN,
+    lane_argmax,
+    lane_ucb,
+    lowest_bit,
+    reaching,
+    span_first_max,
+    span_max,
+)
 from mamab.kernel_cache import njit
 
 
@@ -79,3 +89,71 @@ def test_wrong_arrays_are_refused_when_compiling():
 
     with pytest.raises(TypingError, match="lane_argmax"):
         scan_float32(np.zeros(3 * LANES, dtype=np.float32), np.ones(LANES))
+
+
+# --- full communication's groups in one vector (span_max, span_first_max, reaching) ---------
+
+
+@njit(cache=False)
+def _span(mean, inv_sqrt, row, start, width):
+    return span_max(mean, inv_sqrt, row, start, width), span_first_max(
+        mean, inv_sqrt, row, start, width
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    start=st.integers(0, 2 * SPAN),
+    width=st.sampled_from([0.0, 1e-9, 1.0, 2.5, 7.0]),
+    unsigned=st.booleans(),
+)
+def test_a_span_gives_the_scan_s_largest_index_and_its_first_slot(data, start, width, unsigned):
+    cols = start + SPAN + data.draw(st.integers(0, 3))
+    mean = np.array(data.draw(st.lists(values, min_size=3 * cols, max_size=3 * cols))).reshape(
+        3, cols
+    )
+    inv_sqrt = np.array(
+        data.draw(st.lists(inverse_roots, min_size=3 * cols, max_size=3 * cols))
+    ).reshape(3, cols)
+    row = data.draw(st.integers(0, 2))
+    high, first = _span(mean, inv_sqrt, row, np.uint64(start) if unsigned else start, width)
+    indices = [mean[row, s] + width * inv_sqrt[row, s] for s in range(start, start + SPAN)]
+    assert high == max(indices)
+    best, value = 0, -math.inf
+    for s, index in enumerate(indices):  # the reference's scan: a later slot wins if larger
+        if index > value:
+            best, value = s, index
+    assert first == best
+
+
+@njit(cache=False)
+def _reaching(values, row, count, level):
+    return reaching(values, row, count, level)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), cols=st.integers(1, 80), level=values)
+def test_reaching_marks_the_entries_at_or_above_a_level(data, cols, level):
+    row_values = st.lists(values, min_size=cols, max_size=cols)
+    rows = np.array([data.draw(row_values) for _ in range(2)])
+    row = data.draw(st.integers(0, 1))
+    count = data.draw(st.integers(0, min(cols, REACH)))
+    mask = int(_reaching(rows, row, count, level))
+    assert mask == sum(1 << g for g in range(count) if rows[row, g] >= level)
+
+
+def test_lowest_bit_counts_trailing_zeros():
+    lowest = njit(cache=False)(lambda mask: lowest_bit(mask))
+    assert [lowest(np.uint64(m)) for m in (1, 8, 12, 1 << 63, 0)] == [0, 3, 2, 63, 64]
+
+
+def test_span_and_reaching_refuse_wrong_arrays_when_compiling():
+    @njit(cache=False)
+    def on_rows(values):
+        return span_max(values, values, 0, 0, 1.0)
+
+    with pytest.raises(TypingError, match="span_max"):
+        on_rows(np.zeros(SPAN))
+    with pytest.raises(TypingError, match="reaching"):
+        _reaching(np.zeros((1, 4), dtype=np.float32), 0, 4, 0.0)
