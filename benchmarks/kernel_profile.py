@@ -8,7 +8,8 @@ Runs one simulation (seed 1) after a short warm-up, copies the compiled machine 
 ``--kernel`` (its cached entry point) out of the process, samples the process with
 ``perf record`` meanwhile, and maps the samples that fall inside the kernel to its disassembly
 (``objdump``): prints the hottest instructions and the share of samples per 128-byte block;
-``--out`` writes the whole disassembly with a sample count per instruction. A sample lands a few
+``--out`` writes the whole disassembly with a sample count per instruction. The first line also
+gives the share of the process's samples in numba's reference counting. A sample lands a few
 instructions after the one that stalled (timer skid): read the hot spots with their
 neighbours. Needs ``perf`` and ``objdump`` on PATH.
 """
@@ -61,6 +62,18 @@ def kernel_code(path: str) -> tuple[int, bytes]:
     return address, b"".join(pages)
 
 
+def refcount_code() -> tuple[int, int]:
+    """The addresses of numba's NRT_incref and NRT_decref, adjacent tiny functions (an atomic
+    add each): a kernel that takes arrays out of tuples or passes them to helpers in its loop
+    spends its time there (coop-UCB2 two fifths before issue 23's tenth round)."""
+    from numba.core.runtime import nrt
+
+    entries = [
+        nrt.rtsys.library.get_pointer_to_function(f"NRT_{op}") for op in ("incref", "decref")
+    ]
+    return min(entries), max(entries) + 32  # the decref's atomic and its test: under 32 bytes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_config_arguments(parser)
@@ -107,13 +120,17 @@ def main() -> None:
             capture_output=True,
             text=True,
         ).stdout
-    samples = [int(word, 16) - address for word in script.split()]
+    ips = [int(word, 16) for word in script.split()]
+    samples = [ip - address for ip in ips]
     inside = collections.Counter(s for s in samples if 0 <= s < len(code))
     total = sum(inside.values())
+    low, high = refcount_code()
+    counting = sum(low <= ip < high for ip in ips)
     print(
         f"{args.algorithm} ({args.agents},{args.arms}) {args.graph} T={args.horizon}: "
         f"{seconds:.2f} s CPU; {len(samples)} samples, {total} in the {len(code) // 1024} KB of"
-        f" code from the entry of {args.kernel}"
+        f" code from the entry of {args.kernel}; {100 * counting / max(1, len(ips)):.1f}% in"
+        " numba's reference counting (NRT_incref, NRT_decref)"
     )
     if not total:
         raise refuse("no sample fell in the kernel (is perf allowed to sample this process?)")

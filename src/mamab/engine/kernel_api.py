@@ -43,6 +43,12 @@ locals once per block and call :func:`reward_from` and :func:`pulled`, the same 
 :func:`record`) for :func:`end_step`. A driver feeds its blocks with
 :meth:`mamab.engine.recording.FastRun.feed`, which calls the kernel's compiled entry point
 after the first block (numba's dispatcher types a named tuple's every field at every call).
+
+References: numba counts a reference, an atomic operation, each time a loop takes an array out
+of a tuple or passes one to a helper that loops or calls (inlined or not: the count is pruned
+only around straight code), so a helper that takes arrays is best called once per step, not
+once per agent. coop-UCB2 spent two fifths of its time counting references before its
+consensus ran once per step (benchmarks/kernel_profile.py prints the share).
 """
 
 from __future__ import annotations
