@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mamab.engine.kernel_api import end_step, played, reward_of
-from mamab.engine.ucb_kernels import argmax_index
+from mamab.engine.kernel_api import STEP, pulled, record, reward_from, step_ended
+from mamab.engine.ucb_kernels import argmax_index, ucb_update
 from mamab.kernel_cache import njit
 
 
@@ -51,56 +51,61 @@ class Roles(NamedTuple):
     per_step: np.ndarray  # (5, agents) counters added every step (no faults)
 
 
-@njit(cache=True, inline="always")
-def _learn(state, row, arm, reward):
-    """Leader ``row`` learns one sample of ``arm`` (UCB.update, expression for expression)."""
-    c = state.count[row, arm] + 1
-    state.count[row, arm] = c
-    state.total[row, arm] += reward
-    state.mean[row, arm] = state.total[row, arm] / c
-    state.inv_sqrt[row, arm] = 1.0 / math.sqrt(c)
-    state.samples[row] += 1
-
-
-@njit(cache=True, inline="always")
-def _choose(state, row, alpha):
-    """Leader ``row``'s UCB choice: the first untried arm, else the first index maximum."""
-    count = state.count
+@njit(cache=True)
+def _choose_all(count, mean, inv_sqrt, untried, samples, rank, alpha, chosen):
+    """Every leader's UCB choice for the step (``chosen[n]`` for leader n): its first untried
+    arm, else the first index maximum. Once per step, not per leader: numba counts a reference
+    for every array passed to a helper that loops (benchmarks/README.md, tenth round)."""
     n_arms = count.shape[1]
-    arm = state.untried[row]
-    while arm < n_arms and count[row, arm] > 0:
-        arm += 1
-    state.untried[row] = arm
-    if arm < n_arms:
-        return arm
-    width = math.sqrt(alpha * math.log(state.samples[row] + 1))
-    return argmax_index(row, n_arms, state.mean, state.inv_sqrt, width)
+    for n in range(rank.shape[0]):
+        row = rank[n]
+        if row < 0:
+            continue
+        arm = untried[row]
+        while arm < n_arms and count[row, arm] > 0:
+            arm += 1
+        untried[row] = arm
+        if arm == n_arms:
+            width = math.sqrt(alpha * math.log(samples[row] + 1))
+            arm = argmax_index(row, n_arms, mean, inv_sqrt, width)
+        chosen[n] = arm
 
 
 @njit(cache=True, nogil=True)
 def ucb_network_chunk(noise, rewards, out, state, roles, alpha):
     """Simulate ``noise.shape[0]`` steps of FYL for every agent of one run."""
     rank, leader, per_step = roles.rank, roles.leader, roles.per_step
+    sample_ptr, sample_to = roles.sample_ptr, roles.sample_to
+    count, total, mean, inv_sqrt = state.count, state.total, state.mean, state.inv_sqrt
+    samples, untried, next_arm = state.samples, state.untried, state.next_arm
+    means, bernoulli, sigma, gaps = rewards.means, rewards.bernoulli, rewards.sigma, rewards.gaps
+    regret, trace, trace_out = out.regret, out.trace, out.trace_out
+    pos, grid, counters = out.pos, out.grid, out.counters
     n_agents = rank.shape[0]
     chosen = np.empty(n_agents, dtype=np.int64)
     got = np.empty(n_agents)
     for step_row in range(noise.shape[0]):
+        _choose_all(count, mean, inv_sqrt, untried, samples, rank, alpha, chosen)
         for n in range(n_agents):
             row = rank[n]
-            a = _choose(state, row, alpha) if row >= 0 else state.next_arm[n]
-            reward = reward_of(rewards, noise[step_row, n], a)
-            played(out, rewards, n, a)
+            a = chosen[n] if row >= 0 else next_arm[n]
+            reward = reward_from(means, bernoulli, sigma, noise[step_row, n], a)
+            pulled(regret, gaps, trace, trace_out, pos[STEP], n, a)
             chosen[n] = a
             got[n] = reward
-            if row >= 0:
-                _learn(state, row, a, reward)
+            if row >= 0:  # a leader learns its own sample (UCB.update, expression for expression)
+                ucb_update(count, total, mean, inv_sqrt, row, a, reward)
+                samples[row] += 1
         for sender in range(n_agents):  # samples reach leaders by increasing sender id
-            for e in range(roles.sample_ptr[sender], roles.sample_ptr[sender + 1]):
-                _learn(state, rank[roles.sample_to[e]], chosen[sender], got[sender])
+            for e in range(sample_ptr[sender], sample_ptr[sender + 1]):
+                row = rank[sample_to[e]]
+                ucb_update(count, total, mean, inv_sqrt, row, chosen[sender], got[sender])
+                samples[row] += 1
         for n in range(n_agents):
             if rank[n] < 0:
-                state.next_arm[n] = chosen[leader[n]]
+                next_arm[n] = chosen[leader[n]]
         for c in range(per_step.shape[0]):
             for n in range(n_agents):
-                out.counters[c, n] += per_step[c, n]
-        end_step(out)
+                counters[c, n] += per_step[c, n]
+        if step_ended(pos, grid):
+            record(out)
