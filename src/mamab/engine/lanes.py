@@ -32,10 +32,11 @@ from mamab.kernel_cache import njit
 LANES = 8
 
 
-def _flat_float_array(ty) -> bool:
+def _flat_float_array(ty, ndim: int = 1) -> bool:
+    """Whether ``ty`` is a C-contiguous float64 array of ``ndim`` dimensions."""
     return (
         isinstance(ty, types.Array)
-        and ty.ndim == 1
+        and ty.ndim == ndim
         and ty.layout == "C"
         and ty.dtype == types.float64
     )
@@ -108,21 +109,12 @@ def lane_argmax(typingctx, mean, inv_sqrt, slots, widths, best):
 SPAN = 16
 
 
-def _flat_rows(ty) -> bool:
-    return (
-        isinstance(ty, types.Array)
-        and ty.ndim == 2
-        and ty.layout == "C"
-        and ty.dtype == types.float64
-    )
-
-
 def _span_indices(typingctx, mean, inv_sqrt, row, start, width, name):
     """Typing shared by the span intrinsics: (agents, slots) float64 C arrays, two integers, a
     float; refused with the intrinsic's name otherwise."""
     if not (
-        _flat_rows(mean)
-        and _flat_rows(inv_sqrt)
+        _flat_float_array(mean, 2)
+        and _flat_float_array(inv_sqrt, 2)
         and isinstance(row, types.Integer)
         and isinstance(start, types.Integer)
         and isinstance(width, types.Float)
@@ -132,6 +124,30 @@ def _span_indices(typingctx, mean, inv_sqrt, row, start, width, name):
         )
 
 
+def _entry_pointer(context, builder, ty, value, row, column):
+    """A pointer to entry (row, column) of a 2-d C array (int64 indices, no wraparound)."""
+    array = context.make_array(ty)(context, builder, value)
+    return cgutils.get_item_pointer2(
+        context,
+        builder,
+        data=array.data,
+        shape=cgutils.unpack_tuple(builder, array.shape),
+        strides=cgutils.unpack_tuple(builder, array.strides),
+        layout="C",
+        inds=[row, column],
+        wraparound=False,
+    )
+
+
+def _splat(builder, value, vec):
+    """``value`` in every lane of a vector of type ``vec``."""
+    lane = ir.Constant(ir.IntType(32), 0)
+    one = builder.insert_element(ir.Constant(vec, ir.Undefined), value, lane)
+    return builder.shuffle_vector(
+        one, one, ir.Constant(ir.VectorType(ir.IntType(32), vec.count), [0] * vec.count)
+    )
+
+
 def _span_indices_ir(context, builder, sig, args):
     """The SPAN indices mean + width·inv_sqrt of slots start .. start + SPAN - 1 of ``row``, as
     one vector: an IEEE product, then a sum, never fused (the scalar expression's bits)."""
@@ -139,30 +155,14 @@ def _span_indices_ir(context, builder, sig, args):
     vec = ir.VectorType(ir.DoubleType(), SPAN)
     row = context.cast(builder, row_v, sig.args[2], types.int64)
     start = context.cast(builder, start_v, sig.args[3], types.int64)
-    pointers = []
-    for ty, value in ((sig.args[0], mean_v), (sig.args[1], inv_v)):
-        array = context.make_array(ty)(context, builder, value)
-        item = cgutils.get_item_pointer2(
-            context,
-            builder,
-            data=array.data,
-            shape=cgutils.unpack_tuple(builder, array.shape),
-            strides=cgutils.unpack_tuple(builder, array.strides),
-            layout="C",
-            inds=[row, start],
-            wraparound=False,
-        )
-        pointers.append(builder.bitcast(item, vec.as_pointer()))
+    pointers = [
+        builder.bitcast(_entry_pointer(context, builder, ty, value, row, start), vec.as_pointer())
+        for ty, value in ((sig.args[0], mean_v), (sig.args[1], inv_v))
+    ]
     width = context.cast(builder, width_v, sig.args[4], types.float64)
-    splat = builder.insert_element(
-        ir.Constant(vec, ir.Undefined), width, ir.Constant(ir.IntType(32), 0)
-    )
-    splat = builder.shuffle_vector(
-        splat, splat, ir.Constant(ir.VectorType(ir.IntType(32), SPAN), [0] * SPAN)
-    )
     mean = builder.load(pointers[0], align=8)
     inv = builder.load(pointers[1], align=8)
-    return builder.fadd(mean, builder.fmul(splat, inv))
+    return builder.fadd(mean, builder.fmul(_splat(builder, width, vec), inv))
 
 
 def _tree_max(builder, values):
@@ -205,13 +205,7 @@ def span_first_max(typingctx, mean, inv_sqrt, row, start, width):
     def codegen(context, builder, sig, args):
         values = _span_indices_ir(context, builder, sig, args)
         top = _tree_max(builder, values)
-        splat = builder.insert_element(
-            ir.Constant(values.type, ir.Undefined), top, ir.Constant(ir.IntType(32), 0)
-        )
-        splat = builder.shuffle_vector(
-            splat, splat, ir.Constant(ir.VectorType(ir.IntType(32), SPAN), [0] * SPAN)
-        )
-        equal = builder.fcmp_ordered("==", values, splat)
+        equal = builder.fcmp_ordered("==", values, _splat(builder, top, values.type))
         bits = builder.bitcast(equal, ir.IntType(SPAN))
         cttz = cgutils.get_or_insert_function(
             builder.module,
@@ -235,7 +229,7 @@ def reaching(typingctx, values, row, count, level):
     """A mask whose bit g is set when ``values[row, g] >= level``, for g < ``count`` (at most
     REACH): compared eight at a time, the tail by a masked load that reads nothing past it."""
     if not (
-        _flat_rows(values)
+        _flat_float_array(values, 2)
         and isinstance(row, types.Integer)
         and isinstance(count, types.Integer)
         and isinstance(level, types.Float)
@@ -250,20 +244,9 @@ def reaching(typingctx, values, row, count, level):
         vec = ir.VectorType(ir.DoubleType(), 8)
         row = context.cast(builder, row_v, sig.args[1], types.int64)
         count = context.cast(builder, count_v, sig.args[2], types.int64)
-        array = context.make_array(sig.args[0])(context, builder, values_v)
-        first = cgutils.get_item_pointer2(
-            context,
-            builder,
-            data=array.data,
-            shape=cgutils.unpack_tuple(builder, array.shape),
-            strides=cgutils.unpack_tuple(builder, array.strides),
-            layout="C",
-            inds=[row, ir.Constant(i64, 0)],
-            wraparound=False,
-        )
+        first = _entry_pointer(context, builder, sig.args[0], values_v, row, ir.Constant(i64, 0))
         level = context.cast(builder, level_v, sig.args[3], types.float64)
-        splat = builder.insert_element(ir.Constant(vec, ir.Undefined), level, ir.Constant(i32, 0))
-        splat = builder.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(i32, 8), [0] * 8))
+        splat = _splat(builder, level, vec)
         load = cgutils.get_or_insert_function(
             builder.module,
             ir.FunctionType(vec, [vec.as_pointer(), i32, ir.VectorType(ir.IntType(1), 8), vec]),
@@ -277,13 +260,7 @@ def reaching(typingctx, values, row, count, level):
             c = loop.index
             base = builder.mul(c, ir.Constant(i64, 8))
             left = builder.sub(count, base)
-            splat_left = builder.insert_element(
-                ir.Constant(ir.VectorType(i64, 8), ir.Undefined), left, ir.Constant(i32, 0)
-            )
-            splat_left = builder.shuffle_vector(
-                splat_left, splat_left, ir.Constant(ir.VectorType(i32, 8), [0] * 8)
-            )
-            inside = builder.icmp_signed("<", lane, splat_left)
+            inside = builder.icmp_signed("<", lane, _splat(builder, left, ir.VectorType(i64, 8)))
             pointer = builder.bitcast(builder.gep(first, [base]), vec.as_pointer())
             chunk = builder.call(load, [pointer, ir.Constant(i32, 8), inside, passthru])
             reach = builder.and_(builder.fcmp_ordered(">=", chunk, splat), inside)
