@@ -64,20 +64,21 @@ def test_kernel_consensus_adds_in_the_agents_order():
     counts, sums = np.full((n_agents, n_arms), -1.0), np.full((n_agents, n_arms), -1.0)
     own_weight = 0.1 + rng.random(n_agents)
     weight = 1 / (2 + rng.integers(0, 3, n_agents))
-    source = np.array([rng.permutation(n_agents) for _ in range(n_agents)], dtype=np.int64)
-    stale = rng.random((n_agents, n_agents)) < 0.4
+    indptr = np.arange(n_agents + 1, dtype=np.int64) * n_agents  # each agent's list: n_agents edges
+    source = np.concatenate([rng.permutation(n_agents) for _ in range(n_agents)]).astype(np.int64)
+    stale = rng.random(indptr[-1]) < 0.4
     heard = np.arange(n_agents, dtype=np.int64)  # 0 to 6 senders: odd and even counts
-    alive = np.ones(n_agents, dtype=np.bool_)
-    alive[3] = False
+    heard[3] = -1  # dead
     _consensus(
-        counts, sums, sent_counts, sent_sums, alive, own_weight, weight, source, stale, heard
+        counts, sums, sent_counts, sent_sums, own_weight, weight, indptr, source, stale, heard
     )
     for n in range(n_agents):
-        if not alive[n]:
+        if heard[n] < 0:
             assert (counts[n] == -1.0).all() and (sums[n] == -1.0).all()
             continue
         want_counts, want_sums = own_weight[n] * sent_counts[0, n], own_weight[n] * sent_sums[0, n]
-        for j, late in zip(source[n, : heard[n]], stale[n, : heard[n]], strict=True):
+        edges = slice(indptr[n], indptr[n] + heard[n])
+        for j, late in zip(source[edges], stale[edges], strict=True):
             want_counts = want_counts + weight[n] * sent_counts[int(late), j]
             want_sums = want_sums + weight[n] * sent_sums[int(late), j]
         assert np.array_equal(counts[n], want_counts) and np.array_equal(sums[n], want_sums)

@@ -240,8 +240,8 @@ def test_engines_split_runs_the_same_way():
 
 
 def test_agents_alone_in_vector_lanes():
-    # No-communication plays its agents LANES at a time: full and partial tiles (N = 1, 4, 6, 9),
-    # past the first noise block of 4096 steps, where a tile of agents alive since the start
+    # No-communication plays its agents LANES (8) at a time: full and partial tiles (N = 1, 4, 5,
+    # 6, 8, 9), past the first noise block of 4096 steps, where a tile of agents alive since the start
     # shares one width and skips the per-agent checks; crashes (and recoveries) before, inside
     # and at the edge of later blocks take tiles off that path; Gaussian rewards; one arm.
     never = (0,) * 9
@@ -250,6 +250,7 @@ def test_agents_alone_in_vector_lanes():
         (4, 130, "gaussian", (0, 0, 4100, 0)),
         (6, 33, "bernoulli", (0, 5000, 0, 0, 2000, 0)),
         (9, 64, "bernoulli", (0, 0, 0, 8193, 0, 0, 100, 8192, 6000)),
+        (8, 40, "bernoulli", never),  # one full tile, alive since the start
         (5, 1, "gaussian", never),
     ):
         config = Config(
@@ -327,7 +328,7 @@ def test_lcc_family_beyond_small_sets_in_vector_lanes():
 
 
 def test_ucb_baselines_across_tiles_groups_and_faults():
-    # More agents than a vector tile of agents alone (4), arms in several groups of 16 with padding,
+    # More agents than a vector tile of agents alone (8), arms in several groups of 16 with padding,
     # crashes with recovery, grid points inside chunks; full communication with loss and delay,
     # and on a complete graph, where a receiver hears one arm from several neighbours in one
     # exchange (its mean is computed once, after the last).

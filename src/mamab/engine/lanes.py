@@ -1,4 +1,5 @@
-"""UCB1 for agents alone, LANES agents at a time in the processor's vector lanes (issue 23).
+"""UCB scans in the processor's vector lanes (issue 23): agents alone, LANES at a time, and a
+group of full communication's grouped bounds (SPAN slots) as one vector.
 
 An agent that learns only its own samples chooses the first arm of largest
 mean + width·(1/sqrt n) over all K arms at every step. Scanning K arms for one agent is a chain
@@ -12,6 +13,11 @@ result is exactly the first maximum of a plain scan.
 
 numba vectorizes a loop across an array, not a reduction held across lanes, so the scan is an
 intrinsic: LLVM IR written once here, compiled for whatever vector width the processor has.
+
+Full communication (:mod:`mamab.engine.ucb_kernels`) scans a group of SPAN slots of one agent
+as one vector: :func:`span_max` (the group's bound) and :func:`span_first_max` (its first best
+slot), with the same IEEE product then sum; :func:`reaching` and :func:`lowest_bit` find the
+groups whose bound reaches a value as a bit mask.
 """
 
 from __future__ import annotations
@@ -227,7 +233,8 @@ REACH = 64
 @intrinsic
 def reaching(typingctx, values, row, count, level):
     """A mask whose bit g is set when ``values[row, g] >= level``, for g < ``count`` (at most
-    REACH): compared eight at a time, the tail by a masked load that reads nothing past it."""
+    REACH): compared eight at a time, each eight by a masked load that reads nothing past
+    ``count``."""
     if not (
         _flat_float_array(values, 2)
         and isinstance(row, types.Integer)

@@ -86,37 +86,38 @@ def _first_max(values):
 
 @njit(cache=True, error_model="numpy")
 def _consensus(
-    counts, sums, sent_counts, sent_sums, alive, self_weight, weight, source, stale, heard
+    counts, sums, sent_counts, sent_sums, self_weight, weight, indptr, source, stale, heard
 ):
     """Every live agent n's estimates: its own share, then each of the ``heard[n]`` estimates it
-    heard added in order, as one by one.
+    heard added in order, as one by one (``heard[n]`` -1: n is dead, its estimates stay).
 
-    ``source[n, h]`` sent this step's estimates (``sent_*[0]``) or, ``stale[n, h]``, the last
-    step's (``sent_*[1]``): picked by index, not by array. One call per step: numba counts a
+    The h-th sender n heard, ``source[indptr[n] + h]`` (n's edges hold its list), sent this
+    step's estimates (``sent_*[0]``) or, ``stale[indptr[n] + h]``, the last step's
+    (``sent_*[1]``): picked by index, not by array. One call per step: numba counts a
     reference to every array passed to a function, inlined or not, with an atomic operation
     (that per agent cost coop-UCB2 two fifths of its time). Two senders per pass over the arms
     (each arm's additions in the same order): half the loads and stores of the running estimates.
     """
     n_agents, n_arms = counts.shape
     for n in range(n_agents):
-        if not alive[n]:
+        if heard[n] < 0:
             continue
-        own, w = self_weight[n], weight[n]
+        own, w, edge, end = self_weight[n], weight[n], indptr[n], indptr[n] + heard[n]
         for i in range(n_arms):
             counts[n, i] = own * sent_counts[0, n, i]
             sums[n, i] = own * sent_sums[0, n, i]
-        h = 0
-        while h + 1 < heard[n]:
-            a, b = source[n, h], source[n, h + 1]
-            late_a, late_b = np.int64(stale[n, h]), np.int64(stale[n, h + 1])
+        h = edge
+        while h + 1 < end:
+            a, b = source[h], source[h + 1]
+            late_a, late_b = np.int64(stale[h]), np.int64(stale[h + 1])
             for i in range(n_arms):
                 counts[n, i] = (
                     counts[n, i] + w * sent_counts[late_a, a, i] + w * sent_counts[late_b, b, i]
                 )
                 sums[n, i] = sums[n, i] + w * sent_sums[late_a, a, i] + w * sent_sums[late_b, b, i]
             h += 2
-        if h < heard[n]:
-            a, late_a = source[n, h], np.int64(stale[n, h])
+        if h < end:
+            a, late_a = source[h], np.int64(stale[h])
             for i in range(n_arms):
                 counts[n, i] = counts[n, i] + w * sent_counts[late_a, a, i]
                 sums[n, i] = sums[n, i] + w * sent_sums[late_a, a, i]
@@ -135,10 +136,9 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
     n_agents, n_arms = counts.shape
     alive = np.ones(n_agents, dtype=np.bool_)
     index = np.empty(n_arms)
-    widest = max(1, np.max(indptr[1:] - indptr[:-1])) if n_agents else 1
-    source = np.empty((n_agents, widest), dtype=np.int64)  # each receiver's senders heard, in order
-    stale = np.empty((n_agents, widest), dtype=np.bool_)  # ... each with its last step's estimates
-    heard = np.zeros(n_agents, dtype=np.int64)  # ... and how many
+    source = np.empty(indices.size, dtype=np.int64)  # each receiver's senders heard, in order,
+    stale = np.empty(indices.size, dtype=np.bool_)  # on its edges; each with its last step's
+    heard = np.zeros(n_agents, dtype=np.int64)  # estimates; how many (-1: a dead receiver)
     for row in range(noise.shape[0]):
         t = pos[STEP] + 1
         log_t = math.log(t)
@@ -203,12 +203,14 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                         counters[LOST, j] += 1
                         counters[BITS_LOST, j] += message_bits
                 if not dead and (f == DELIVER or was_late):
-                    source[n, got] = j
-                    stale[n, got] = f != DELIVER  # the newest n has from j: the last step's
+                    source[indptr[n] + got] = j
+                    stale[indptr[n] + got] = (
+                        f != DELIVER
+                    )  # the newest n has from j: the last step's
                     got += 1
-            heard[n] = got
+            heard[n] = -1 if dead else got
         _consensus(
-            counts, sums, sent_counts, sent_sums, alive, self_weight, weight, source, stale, heard
+            counts, sums, sent_counts, sent_sums, self_weight, weight, indptr, source, stale, heard
         )
         if delay > 0.0:
             sent_counts[1] = sent_counts[0]
