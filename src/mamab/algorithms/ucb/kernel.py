@@ -84,116 +84,29 @@ class Links(NamedTuple):
 FAULTLESS, LOSSY, ANY_FAULTS = 0, 1, 2  # the faults a compiled kernel meets
 
 
-class Scratch(NamedTuple):
-    """An exchange's working arrays, kept across steps."""
-
-    waiting: np.ndarray  # (slots,) a receiver's arms heard this exchange
-    held: np.ndarray  # (agents,) and which they are (uint64, as the slots)
-    hashes: np.ndarray  # (agents,) each sender's message hash (loss without delay)
-
-
-@njit(cache=True, inline="always")
-def _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, kind):
-    """Held samples arrive, then every alive agent's sample of the step reaches its neighbours.
-
-    Receivers are visited one by one, each hearing its neighbours by increasing id: the
-    reference's order for each receiver (receivers do not interact), with its rows in cache.
-    A receiver adds each sample to its arm's count and sum in that order, and computes the mean
-    and 1/sqrt n of each arm heard once, after the last (``scratch.waiting``/``held``: the arms
-    heard): the numbers of one-by-one updates, with one division and square root per arm
-    rather than per sample (on a complete graph the neighbours often play the same arm). Whether
-    an arm was heard before is counted, not branched on: it is unpredictable on a sparse graph,
-    where a receiver's neighbours mostly play different arms.
-
-    With loss and no delay a message arrives now or never: that verdict (the hash of
-    :func:`~mamab.faults.fate`, its round's and sender's parts made once per exchange) is used
-    as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
-    count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
-
-    ``kind`` is a constant of each compiled kernel (:data:`FAULTLESS`, :data:`LOSSY` or
-    :data:`ANY_FAULTS`): without crashes and delay every agent is alive and nothing is held, and
-    without loss every message arrives; the code of the cases a kernel cannot meet is gone.
-    """
-    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-    top, samples, wide = ucb.top, ucb.samples, ucb.wide
-    late, late_reward, late_n = links.late, links.late_reward, links.late_n
-    waiting, held, hashes = scratch.waiting, scratch.held, scratch.hashes
-    faulty = kind == ANY_FAULTS  # crashes and delays possible
-    for i in range(late_n[0] if faulty else 0):  # samples held, in the order sent
-        if arrive(late, i, counters, alive):
-            v = late[i, 1]
-            learn_grouped(count, total, mean, inv_sqrt, top, v, late[i, 3], late_reward[i], wide[v])
-            samples[v] += 1
-    late_n[0] = 0
-    indptr, indices, bits = links.indptr, links.indices, links.bits
-    n_agents = alive.shape[0]
-    for sender in range(n_agents):
-        degree = indptr[sender + 1] - indptr[sender]
-        if degree > 0 and alive[sender]:
-            counters[SENT, sender] += degree
-            counters[BITS, sender] += degree * bits
-            counters[ROUNDS, sender] += 1
-    loss, delay, key = faults.loss, faults.delay, faults.key
-    plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
-    lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
-    if lossy:  # the coordinates messages share, hashed once per exchange
-        round_hash = round_hash_nb(key, step, 0)
-        for sender in range(n_agents):
-            hashes[sender] = sender_hash_nb(round_hash, sender)
-    for v in range(n_agents):
-        heard, n_held = 0, 0
-        w = wide[v]
-        if lossy:  # whether a message arrives is used as a number, not branched on
-            listening = alive[v]
-            for e in range(np.uint64(indptr[v]), np.uint64(indptr[v + 1])):
-                sender = indices[e]
-                if faulty and not alive[sender]:
-                    continue
-                slot = chosen[sender]
-                arrives = listening & (receiver_uniform_nb(hashes[sender], v) >= loss)
-                held[n_held] = slot  # kept if the arm's first sample of this exchange
-                n_held += arrives & (not waiting[slot])
-                waiting[slot] |= arrives
-                count[v, slot] += arrives
-                total[v, slot] += arrives * got[sender]
-                heard += arrives
-                counters[LOST, sender] += not arrives
-                counters[BITS_LOST, sender] += (not arrives) * bits
-        else:
-            for e in range(np.uint64(indptr[v]), np.uint64(indptr[v + 1])):
-                sender = indices[e]
-                if faulty and not alive[sender]:
-                    continue
-                slot, reward = chosen[sender], got[sender]
-                f = DELIVER if plain or not faulty else fate(loss, delay, key, step, 0, sender, v)
-                # array helpers only off the plain path
-                if faulty and (f != DELIVER or not alive[v]):
-                    route(
-                        counters,
-                        LOSE if f == DELIVER else f,
-                        sender,
-                        v,
-                        bits,
-                        slot,
-                        reward,
-                        late,
-                        late_reward,
-                        late_n,
-                    )
-                    continue
-                held[n_held] = slot  # kept if the arm's first sample of this exchange
-                n_held += not waiting[slot]
-                waiting[slot] = True
-                count[v, slot] += 1
-                total[v, slot] += reward
-                heard += 1
-        for i in range(n_held):
-            s = held[i]
-            waiting[s] = False
-            settle_grouped(count, total, mean, inv_sqrt, top, v, s, w)
-        samples[v] += heard
-        counters[RECV, v] += heard
-        counters[BITS_RECV, v] += heard * bits
+# The exchange, written into each kernel's step loop (:func:`_chunk_kernel`): held samples
+# arrive, then every alive agent's sample of the step reaches its neighbours.
+#
+# Receivers are visited one by one, each hearing its neighbours by increasing id: the
+# reference's order for each receiver (receivers do not interact), with its rows in cache.
+# A receiver adds each sample to its arm's count and sum in that order, and computes the mean
+# and 1/sqrt n of each arm heard once, after the last (``waiting``/``held``: the arms
+# heard): the numbers of one-by-one updates, with one division and square root per arm
+# rather than per sample (on a complete graph the neighbours often play the same arm). Whether
+# an arm was heard before is counted, not branched on: it is unpredictable on a sparse graph,
+# where a receiver's neighbours mostly play different arms.
+#
+# With loss and no delay a message arrives now or never: that verdict (the hash of
+# :func:`~mamab.faults.fate`, its round's and sender's parts made once per exchange) is used
+# as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
+# count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
+#
+# ``kind`` is a constant of each compiled kernel (:data:`FAULTLESS`, :data:`LOSSY` or
+# :data:`ANY_FAULTS`): without crashes and delay every agent is alive and nothing is held, and
+# without loss every message arrives; the code of the cases a kernel cannot meet is gone.
+#
+# It is not a helper: numba counts a reference for every array a helper takes out of a tuple,
+# once per step (11-15% of the time at N = 20), where the kernel binds them once per block.
 
 
 @njit(cache=True)
@@ -232,11 +145,12 @@ def _chunk_kernel(name: str, kind: int):
         chosen = np.empty(n_agents, dtype=np.uint64)  # unsigned, as every index loaded
         got = np.empty(n_agents)
         alive = np.ones(n_agents, dtype=np.bool_)
-        scratch = Scratch(
-            np.zeros(count.shape[1], dtype=np.bool_),
-            np.empty(n_agents, dtype=np.uint64),
-            np.empty(n_agents, dtype=np.uint64),
-        )
+        waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
+        held = np.empty(n_agents, dtype=np.uint64)  # and which they are (unsigned, as the slots)
+        hashes = np.empty(n_agents, dtype=np.uint64)  # each sender's message hash (loss alone)
+        late, late_reward, late_n = links.late, links.late_reward, links.late_n
+        indptr, indices, bits = links.indptr, links.indices, links.bits
+        loss, delay, key = faults.loss, faults.delay, faults.key
         for row in range(rows):
             step = first + row + 1
             width, cached = 0.0, -1
@@ -269,7 +183,86 @@ def _chunk_kernel(name: str, kind: int):
                     out.trace_out[step - 1, n] = arm
                 chosen[n] = arm
                 got[n] = reward
-            _exchange(ucb, links, faults, counters, chosen, got, alive, step, scratch, kind)
+            # the exchange (the note on it above :func:`_open`)
+            faulty = kind == ANY_FAULTS  # crashes and delays possible
+            for i in range(late_n[0] if faulty else 0):  # samples held, in the order sent
+                if arrive(late, i, counters, alive):
+                    v = late[i, 1]
+                    learn_grouped(
+                        count, total, mean, inv_sqrt, top, v, late[i, 3], late_reward[i], wide[v]
+                    )
+                    samples[v] += 1
+            late_n[0] = 0
+            for sender in range(n_agents):
+                degree = indptr[sender + 1] - indptr[sender]
+                if degree > 0 and alive[sender]:
+                    counters[SENT, sender] += degree
+                    counters[BITS, sender] += degree * bits
+                    counters[ROUNDS, sender] += 1
+            plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
+            lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
+            if lossy:  # the coordinates messages share, hashed once per exchange
+                round_hash = round_hash_nb(key, step, 0)
+                for sender in range(n_agents):
+                    hashes[sender] = sender_hash_nb(round_hash, sender)
+            for v in range(n_agents):
+                heard, n_held = 0, 0
+                w = wide[v]
+                if lossy:  # whether a message arrives is used as a number, not branched on
+                    listening = alive[v]
+                    for e in range(np.uint64(indptr[v]), np.uint64(indptr[v + 1])):
+                        sender = indices[e]
+                        if faulty and not alive[sender]:
+                            continue
+                        slot = chosen[sender]
+                        arrives = listening & (receiver_uniform_nb(hashes[sender], v) >= loss)
+                        held[n_held] = slot  # kept if the arm's first sample of this exchange
+                        n_held += arrives & (not waiting[slot])
+                        waiting[slot] |= arrives
+                        count[v, slot] += arrives
+                        total[v, slot] += arrives * got[sender]
+                        heard += arrives
+                        counters[LOST, sender] += not arrives
+                        counters[BITS_LOST, sender] += (not arrives) * bits
+                else:
+                    for e in range(np.uint64(indptr[v]), np.uint64(indptr[v + 1])):
+                        sender = indices[e]
+                        if faulty and not alive[sender]:
+                            continue
+                        slot, reward = chosen[sender], got[sender]
+                        f = (
+                            DELIVER
+                            if plain or not faulty
+                            else fate(loss, delay, key, step, 0, sender, v)
+                        )
+                        # array helpers only off the plain path
+                        if faulty and (f != DELIVER or not alive[v]):
+                            route(
+                                counters,
+                                LOSE if f == DELIVER else f,
+                                sender,
+                                v,
+                                bits,
+                                slot,
+                                reward,
+                                late,
+                                late_reward,
+                                late_n,
+                            )
+                            continue
+                        held[n_held] = slot  # kept if the arm's first sample of this exchange
+                        n_held += not waiting[slot]
+                        waiting[slot] = True
+                        count[v, slot] += 1
+                        total[v, slot] += reward
+                        heard += 1
+                for i in range(n_held):
+                    heard_slot = held[i]  # uint64: not the agent's slot s (int64)
+                    waiting[heard_slot] = False
+                    settle_grouped(count, total, mean, inv_sqrt, top, v, heard_slot, w)
+                samples[v] += heard
+                counters[RECV, v] += heard
+                counters[BITS_RECV, v] += heard * bits
             if pos[GRID] < grid.size and step == grid[pos[GRID]]:
                 record(out)  # regret and bits sent at the grid point (cold: not inlined)
         pos[STEP] = first + rows
