@@ -84,31 +84,6 @@ class Links(NamedTuple):
 FAULTLESS, LOSSY, ANY_FAULTS = 0, 1, 2  # the faults a compiled kernel meets
 
 
-# The exchange, written into each kernel's step loop (:func:`_chunk_kernel`): held samples
-# arrive, then every alive agent's sample of the step reaches its neighbours.
-#
-# Receivers are visited one by one, each hearing its neighbours by increasing id: the
-# reference's order for each receiver (receivers do not interact), with its rows in cache.
-# A receiver adds each sample to its arm's count and sum in that order, and computes the mean
-# and 1/sqrt n of each arm heard once, after the last (``waiting``/``held``: the arms
-# heard): the numbers of one-by-one updates, with one division and square root per arm
-# rather than per sample (on a complete graph the neighbours often play the same arm). Whether
-# an arm was heard before is counted, not branched on: it is unpredictable on a sparse graph,
-# where a receiver's neighbours mostly play different arms.
-#
-# With loss and no delay a message arrives now or never: that verdict (the hash of
-# :func:`~mamab.faults.fate`, its round's and sender's parts made once per exchange) is used
-# as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
-# count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
-#
-# ``kind`` is a constant of each compiled kernel (:data:`FAULTLESS`, :data:`LOSSY` or
-# :data:`ANY_FAULTS`): without crashes and delay every agent is alive and nothing is held, and
-# without loss every message arrives; the code of the cases a kernel cannot meet is gone.
-#
-# It is not a helper: numba counts a reference for every array a helper takes out of a tuple,
-# once per step (11-15% of the time at N = 20), where the kernel binds them once per block.
-
-
 @njit(cache=True)
 def _open(ucb, n, alpha, seen):
     """Agent n opens a block of choices at ``seen`` samples (cold path)."""
@@ -122,7 +97,32 @@ def _chunk_kernel(name: str, kind: int):
     """The entry kernel for runs that meet the faults of ``kind``: none (the paper's panels),
     message loss alone (the loss figure) or any (crashes, loss, delay); its loops hold no code
     of the faults it cannot meet. One source, three kernels: ``kind`` is a constant of each (a
-    closure variable)."""
+    closure variable).
+
+    The exchange, written into the step loop: held samples arrive, then every alive agent's
+    sample of the step reaches its neighbours.
+
+    Receivers are visited one by one, each hearing its neighbours by increasing id: the
+    reference's order for each receiver (receivers do not interact), with its rows in cache.
+    A receiver adds each sample to its arm's count and sum in that order, and computes the mean
+    and 1/sqrt n of each arm heard once, after the last (``waiting``/``held``: the arms
+    heard): the numbers of one-by-one updates, with one division and square root per arm
+    rather than per sample (on a complete graph the neighbours often play the same arm). Whether
+    an arm was heard before is counted, not branched on: it is unpredictable on a sparse graph,
+    where a receiver's neighbours mostly play different arms.
+
+    With loss and no delay a message arrives now or never: that verdict (the hash of
+    :func:`~mamab.faults.fate`, its round's and sender's parts made once per exchange) is used
+    as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
+    count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
+
+    Without crashes and delay (:data:`FAULTLESS`, :data:`LOSSY`) every agent is alive and nothing
+    is held, and without loss (:data:`FAULTLESS`) every message arrives: those kernels carry no
+    code for it.
+
+    It is not a helper: numba counts a reference for every array a helper takes out of a tuple,
+    once per step (11-15% of the time at N = 20), where the kernel binds them once per block.
+    """
 
     def ucb_chunk(noise, rewards, out, ucb, lanes, links, faults, alpha):
         """Simulate ``noise.shape[0]`` steps of every agent of one run (slot s is arm s).
@@ -151,6 +151,9 @@ def _chunk_kernel(name: str, kind: int):
         late, late_reward, late_n = links.late, links.late_reward, links.late_n
         indptr, indices, bits = links.indptr, links.indices, links.bits
         loss, delay, key = faults.loss, faults.delay, faults.key
+        faulty = kind == ANY_FAULTS  # crashes and delays possible
+        plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
+        lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
         for row in range(rows):
             step = first + row + 1
             width, cached = 0.0, -1
@@ -183,8 +186,7 @@ def _chunk_kernel(name: str, kind: int):
                     out.trace_out[step - 1, n] = arm
                 chosen[n] = arm
                 got[n] = reward
-            # the exchange (the note on it above :func:`_open`)
-            faulty = kind == ANY_FAULTS  # crashes and delays possible
+            # the exchange (_chunk_kernel's docstring)
             for i in range(late_n[0] if faulty else 0):  # samples held, in the order sent
                 if arrive(late, i, counters, alive):
                     v = late[i, 1]
@@ -199,8 +201,6 @@ def _chunk_kernel(name: str, kind: int):
                     counters[SENT, sender] += degree
                     counters[BITS, sender] += degree * bits
                     counters[ROUNDS, sender] += 1
-            plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
-            lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
             if lossy:  # the coordinates messages share, hashed once per exchange
                 round_hash = round_hash_nb(key, step, 0)
                 for sender in range(n_agents):
