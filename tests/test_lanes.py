@@ -13,11 +13,14 @@ from mamab.engine.lanes import (
     REACH,
     SPAN,
     lane_argmax,
+    lane_argmax_one,
+    lane_argmax_two,
     lane_ucb,
     lowest_bit,
     reaching,
     span_first_max,
     span_max,
+    wide_vectors,
 )
 from mamab.kernel_cache import njit
 
@@ -27,6 +30,23 @@ def _scan(mean, inv_sqrt, slots, widths):
     best = np.zeros(LANES, dtype=np.int64)
     lane_argmax(mean, inv_sqrt, slots, widths, best)
     return best
+
+
+@njit(cache=False)
+def _scan_one(mean, inv_sqrt, slots, widths):
+    best = np.zeros(LANES, dtype=np.int64)
+    lane_argmax_one(mean, inv_sqrt, slots, widths, best)
+    return best
+
+
+@njit(cache=False)
+def _scan_two(mean, inv_sqrt, slots, widths):
+    best = np.zeros(LANES, dtype=np.int64)
+    lane_argmax_two(mean, inv_sqrt, slots, widths, best)
+    return best
+
+
+SCANS = {"target's": _scan, "one chain": _scan_one, "two chains": _scan_two}
 
 
 def _first_max(mean, inv_sqrt, slots, widths, lane):
@@ -52,24 +72,52 @@ inverse_roots = st.sampled_from([0.0, 1.0, 1 / math.sqrt(2), 1 / math.sqrt(3), 0
     widths=st.lists(st.floats(0.0, 10.0), min_size=LANES, max_size=LANES),
 )
 def test_each_lane_gets_its_first_maximum(data, slots, widths):
+    # every form of the scan: the target's, and both forms whatever the target
     mean = np.array(data.draw(st.lists(values, min_size=slots * LANES, max_size=slots * LANES)))
     inv_sqrt = np.array(
         data.draw(st.lists(inverse_roots, min_size=slots * LANES, max_size=slots * LANES))
     )
     widths = np.array(widths)
-    best = _scan(mean, inv_sqrt, slots, widths)
-    assert list(best) == [_first_max(mean, inv_sqrt, slots, widths, j) for j in range(LANES)]
+    expected = [_first_max(mean, inv_sqrt, slots, widths, j) for j in range(LANES)]
+    for name, scan in SCANS.items():
+        assert list(scan(mean, inv_sqrt, slots, widths)) == expected, name
 
 
-def test_lanes_do_not_mix_and_later_slots_are_not_read():
+@pytest.mark.parametrize("slots", [1, 2, 3, 8, 9])
+@pytest.mark.parametrize("scan", SCANS.values(), ids=SCANS.keys())
+def test_a_tie_across_the_halves_goes_to_the_first(slots, scan):
+    # equal indices in every slot, or only in the first and the last: the first slot wins;
+    # with all -inf (padding), slot 0 as well
+    for fill in (0.5, -math.inf):
+        mean = np.full(slots * LANES, fill)
+        assert list(scan(mean, np.zeros_like(mean), slots, np.ones(LANES))) == [0] * LANES
+    mean = np.zeros(slots * LANES)
+    mean[:LANES] = mean[-LANES:] = 1.0
+    assert list(scan(mean, np.zeros_like(mean), slots, np.ones(LANES))) == [0] * LANES
+
+
+@pytest.mark.parametrize("scan", SCANS.values(), ids=SCANS.keys())
+def test_lanes_do_not_mix_and_later_slots_are_not_read(scan):
     # Lane j's maximum sits at slot j; slots past ``slots`` hold larger values that must be ignored.
-    slots = LANES + 2
+    slots = LANES + 3
     mean = np.zeros((slots + 2) * LANES)
     for j in range(LANES):
         mean[j * LANES + j] = 1.0 + j
     mean[slots * LANES :] = 100.0
-    best = _scan(mean, np.zeros_like(mean), slots, np.ones(LANES))
+    best = scan(mean, np.zeros_like(mean), slots, np.ones(LANES))
     assert list(best) == list(range(LANES))
+
+
+def test_two_chains_where_the_target_has_avx512(monkeypatch):
+    # the form follows the features numba compiles for (NUMBA_CPU_FEATURES, else the host's)
+    from numba.core import config
+
+    monkeypatch.setattr(config, "CPU_FEATURES", "+avx2,+avx512f,+fma")
+    assert wide_vectors()
+    monkeypatch.setattr(config, "CPU_FEATURES", "+avx2,-avx512f,+fma")
+    assert not wide_vectors()
+    monkeypatch.setattr(config, "CPU_FEATURES", "+neon")
+    assert not wide_vectors()
 
 
 def test_the_state_interleaves_lanes_by_tile():
