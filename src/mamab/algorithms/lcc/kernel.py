@@ -11,8 +11,8 @@ arms (and at most LANE_SET; beyond, the lazy candidates of :mod:`mamab.engine.uc
 chooses by a scan of its tile of LANES agents in vector lanes
 (:func:`mamab.engine.lanes.lane_argmax`), on an interleaved copy of the means and 1/sqrt n
 (``lane_mean``, ``lane_inv``) that every write of theirs keeps equal while the agent holds more
-than SMALL_SET arms (its arms change only in :func:`_join` and :func:`_restart_ucb`, which copy
-them again). A tile is scanned once per
+than SMALL_SET arms (its arms change only at a phase's end, in :func:`_join` and after a
+restart, which copy them again). A tile is scanned once per
 step, when its first agent that needs the scan chooses: the agents after it in the tile have not
 played yet, so the scan sees their state as their own turn will.
 
@@ -158,9 +158,7 @@ def _join(ucb, n, arm):
         ucb.inv_sqrt,
     )
     m = ucb.size[n]
-    at = 0
-    while at < m and slot_arm[n, at] < arm:
-        at += 1
+    at = _place(slot_arm, m, n, arm)
     if at < m and slot_arm[n, at] == arm:
         return
     for s in range(m, at, -1):
@@ -177,12 +175,38 @@ def _join(ucb, n, arm):
     ucb.size[n] = m + 1
     ucb.untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
     ucb.block_end[n] = -1
-    _mirror(ucb, n)
+    if m + 1 > SMALL_SET:
+        _mirror(ucb, n)
+
+
+@njit(cache=True, inline="always")
+def _insert(slot_arm, size, n, arm):
+    """Agent n's sorted slots take ``arm`` unless they hold it, the slots after it moving up one:
+    :func:`_join` on a UCB just restarted, whose every slot has no samples (so only the arms
+    move)."""
+    m = size[n]
+    at = _place(slot_arm, m, n, arm)
+    if at < m and slot_arm[n, at] == arm:
+        return
+    for s in range(m, at, -1):
+        slot_arm[n, s] = slot_arm[n, s - 1]
+    slot_arm[n, at] = arm
+    size[n] = m + 1
+
+
+@njit(cache=True, inline="always")
+def _place(slot_arm, m, n, arm):
+    """Where ``arm`` is, or belongs, among agent n's first m slots (sorted by arm)."""
+    at = 0
+    while at < m and slot_arm[n, at] < arm:
+        at += 1
+    return at
 
 
 @njit(cache=True)
 def _mirror(ucb, n):
-    """Agent n's lane of its tile copies its slots again (cold path: its slots moved)."""
+    """Agent n's lane of its tile copies its slots again (cold path: its slots moved); only an
+    agent holding more than SMALL_SET arms is read in lanes, so only it is copied."""
     tile, lane = n // LANES, n % LANES
     lane_mean, lane_inv, size = ucb.lane_mean[tile], ucb.lane_inv[tile], ucb.size[n]
     for s in range(ucb.mean.shape[1]):
@@ -308,19 +332,31 @@ def _forget_trust(trust, indptr, n):
 
 
 @njit(cache=True)
-def _restart_ucb(ucb, n, block):
-    """Agent n starts a fresh UCB on its block S_n (what it had heard is forgotten)."""
-    ucb.size[n] = block.shape[1]
-    ucb.slot_arm[n, : block.shape[1]] = block[n]
-    ucb.count[n, :] = 0
-    ucb.total[n, :] = 0.0
-    ucb.mean[n, :] = 0.0
-    ucb.inv_sqrt[n, :] = 0.0
-    ucb.in_cand[n, :] = False
-    ucb.untried[n] = 0
-    ucb.samples[n] = 0
-    ucb.block_end[n] = -1
-    _mirror(ucb, n)
+def _restart_ucb(ucb, block, first, last):
+    """Agents first .. last - 1 start a fresh UCB on their blocks S_n (what they had heard is
+    forgotten): every slot without samples. The lane copy is left to the caller
+    (:func:`_mirror`, once the agent's arms are final)."""
+    slot_arm, count, total, mean, inv_sqrt = (
+        ucb.slot_arm,
+        ucb.count,
+        ucb.total,
+        ucb.mean,
+        ucb.inv_sqrt,
+    )
+    in_cand = ucb.in_cand
+    for n in range(first, last):
+        ucb.size[n] = block.shape[1]
+        for s in range(block.shape[1]):
+            slot_arm[n, s] = block[n, s]
+        for s in range(slot_arm.shape[1]):
+            count[n, s] = 0
+            total[n, s] = 0.0
+            mean[n, s] = 0.0
+            inv_sqrt[n, s] = 0.0
+            in_cand[n, s] = False
+        ucb.untried[n] = 0
+        ucb.samples[n] = 0
+        ucb.block_end[n] = -1
 
 
 @njit(cache=True)
@@ -337,16 +373,20 @@ def _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive):
     pos[PHASE] += 1
     pos[IN_PHASE] = 0
     more = pos[PHASE] < plan.phase_len.size  # after the last phase, messages are sent but unused
+    # every UCB restarts before the arms heard join it (_insert), then its lanes copy it once
+    slot_arm, size = ucb.slot_arm, ucb.size
     if more:
-        for n in range(n_agents):
-            _restart_ucb(ucb, n, plan.block)
+        _restart_ucb(ucb, plan.block, 0, n_agents)
     if mode == RELAY:
         _flood(plan, counters, ex, held, faults, attack, step, alive, recs)
         if more:
+            known, heard = ex.known, ex.heard
             for n in range(n_agents):
                 for o in range(n_agents):
-                    if o != n and ex.known[n, o]:
-                        _join(ucb, n, ex.heard[n, o])
+                    if o != n and known[n, o]:
+                        _insert(slot_arm, size, n, heard[n, o])
+                if size[n] > SMALL_SET:
+                    _mirror(ucb, n)
         return
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
@@ -376,7 +416,10 @@ def _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive):
                 and more
                 and (mode != ROBUST or _takes(ex.trust, plan.reverse[e], arm, pos[PHASE]))
             ):
-                _join(ucb, v, arm)
+                _insert(slot_arm, size, v, arm)
+    for n in range(n_agents if more else 0):
+        if size[n] > SMALL_SET:
+            _mirror(ucb, n)
 
 
 @njit(cache=True)
@@ -444,7 +487,9 @@ def _chunk_kernel(name: str, wide_sets: bool):
             for n in range(n_agents):
                 alive[n] = step < crash[n] or step >= back[n]
                 if step == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
-                    _restart_ucb(ucb, n, plan.block)
+                    _restart_ucb(ucb, plan.block, n, n + 1)
+                    if size[n] > SMALL_SET:
+                        _mirror(ucb, n)
                     if mode == ROBUST:
                         _forget_trust(ex.trust, indptr, n)
             for n in range(n_agents):
