@@ -139,6 +139,11 @@ def _chunk_kernel(name: str, kind: int):
         count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
         top, samples, untried = ucb.top, ucb.samples, ucb.untried
         block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
+        # the width computed once per pace and step: agents of one degree have seen as many
+        # samples (not only when two agents in a row have, as on a graph whose degrees vary)
+        pace = ucb.pace
+        known = np.full(pace.max() + 1, -1, dtype=np.int64)  # samples seen at the last width
+        widths = np.zeros(pace.max() + 1)  # that width, by pace
         crash, back, gaps = faults.crash, faults.back, rewards.gaps
         pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
         first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
@@ -156,7 +161,6 @@ def _chunk_kernel(name: str, kind: int):
         lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
         for row in range(rows):
             step = first + row + 1
-            width, cached = 0.0, -1
             for n in range(n_agents):
                 if kind == ANY_FAULTS:
                     if step == back[n]:
@@ -172,9 +176,11 @@ def _chunk_kernel(name: str, kind: int):
                     seen = samples[n]
                     if seen > block_end[n]:
                         _open(ucb, n, alpha, seen)
-                    if seen != cached:  # agents of one degree have seen as many samples
-                        cached = seen
-                        width = ucb_width(alpha, seen)
+                    p = pace[n]
+                    if known[p] != seen:
+                        known[p] = seen
+                        widths[p] = ucb_width(alpha, seen)
+                    width = widths[p]
                     s = choose_grouped(top, mean, inv_sqrt, n, width)
                 arm = np.uint64(s)  # unsigned: no wraparound code (kernel_api)
                 reward = reward_of(rewards, noise[row, n], arm)
