@@ -17,6 +17,7 @@ from mamab.engine.lanes import (
     lane_argmax_two,
     lane_ucb,
     lowest_bit,
+    mean_and_inv_sqrt,
     reaching,
     span_first_max,
     span_max,
@@ -205,3 +206,19 @@ def test_span_and_reaching_refuse_wrong_arrays_when_compiling():
         on_rows(np.zeros(SPAN))
     with pytest.raises(TypingError, match="reaching"):
         _reaching(np.zeros((1, 4), dtype=np.float32), 0, 4, 0.0)
+
+
+@njit(cache=False)
+def _settle_numbers(total, count):
+    return mean_and_inv_sqrt(total, count)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    total=st.floats(-1e6, 1e6, allow_nan=False) | st.integers(0, 10**6).map(float),
+    count=st.integers(1, 2**40),
+)
+def test_mean_and_inv_sqrt_are_the_scalar_expressions_bit_for_bit(total, count):
+    mean, inv_sqrt = _settle_numbers(total, count)
+    assert mean == total / count and math.copysign(1.0, mean) == math.copysign(1.0, total / count)
+    assert inv_sqrt == 1.0 / math.sqrt(count)

