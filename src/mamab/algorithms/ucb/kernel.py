@@ -25,6 +25,7 @@ driver picks). The first two take about 0.8 and 0.9 times the time of the third 
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -407,9 +408,11 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
         wins = 0.0  # a sum of 0s and 1s: exact in any order
         for n in range(n_agents):
             wins += reward_of(rewards, noise[row, n], s)
-        count[0, s] += n_agents
+        c = count[0, s] + n_agents
+        count[0, s] = c
         total[0, s] += wins
-        settle_grouped(count, total, mean, inv_sqrt, top, 0, s, wide[0])
+        mean[0, s] = total[0, s] / c  # scalar: here the settle's vector division is on the
+        inv_sqrt[0, s] = 1.0 / math.sqrt(c)  # chain from step to step (1.08 times the time)
         rebound_group(mean, inv_sqrt, top, 0, s, wide[0])
         samples[0] += n_agents
         for n in range(n_agents):
