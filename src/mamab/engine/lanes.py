@@ -140,14 +140,14 @@ def _lane_argmax_ir(chains: int):
 @intrinsic
 def lane_argmax_one(typingctx, mean, inv_sqrt, slots, widths, best):
     """:func:`lane_argmax` with one running maximum per lane."""
-    signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax")
+    signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax_one")
     return signature, _lane_argmax_ir(1)
 
 
 @intrinsic
 def lane_argmax_two(typingctx, mean, inv_sqrt, slots, widths, best):
     """:func:`lane_argmax` with two running maxima per lane (the halves of the slots)."""
-    signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax")
+    signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax_two")
     return signature, _lane_argmax_ir(2)
 
 

@@ -336,14 +336,8 @@ def _restart_ucb(ucb, block, first, last):
     """Agents first .. last - 1 start a fresh UCB on their blocks S_n (what they had heard is
     forgotten): every slot without samples. The lane copy is left to the caller
     (:func:`_mirror`, once the agent's arms are final)."""
-    slot_arm, count, total, mean, inv_sqrt = (
-        ucb.slot_arm,
-        ucb.count,
-        ucb.total,
-        ucb.mean,
-        ucb.inv_sqrt,
-    )
-    in_cand = ucb.in_cand
+    slot_arm, count, total = ucb.slot_arm, ucb.count, ucb.total
+    mean, inv_sqrt, in_cand = ucb.mean, ucb.inv_sqrt, ucb.in_cand
     for n in range(first, last):
         ucb.size[n] = block.shape[1]
         for s in range(block.shape[1]):
