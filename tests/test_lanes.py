@@ -222,3 +222,15 @@ def test_mean_and_inv_sqrt_are_the_scalar_expressions_bit_for_bit(total, count):
     mean, inv_sqrt = _settle_numbers(total, count)
     assert mean == total / count and math.copysign(1.0, mean) == math.copysign(1.0, total / count)
     assert inv_sqrt == 1.0 / math.sqrt(count)
+
+
+def test_mean_and_inv_sqrt_refuse_what_would_change_the_numbers():
+    # a float32 count makes the scalar expression float32; the vector division is float64
+    @njit(cache=False)
+    def settle32(total, count):
+        return mean_and_inv_sqrt(total, count)
+
+    with pytest.raises(TypingError, match="mean_and_inv_sqrt"):
+        settle32(1.0, np.float32(3.0))
+    with pytest.raises(TypingError, match="mean_and_inv_sqrt"):
+        settle32(np.float32(1.0), 3)

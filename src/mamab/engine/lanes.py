@@ -370,8 +370,11 @@ def mean_and_inv_sqrt(typingctx, total, count):
     divider one division and a square root instead of two divisions and a square root (full
     communication's settles: 0.96 times the time on the sparse panels; not used where it did not
     pay). ``count`` at least 1."""
-    if not (isinstance(total, types.Float) and isinstance(count, (types.Integer, types.Float))):
-        raise TypingError("mean_and_inv_sqrt(total, count): a float and a number")
+    if not (
+        total == types.float64 and (isinstance(count, types.Integer) or count == types.float64)
+    ):
+        # a float32 count would make the scalar expression float32: other numbers
+        raise TypingError("mean_and_inv_sqrt(total, count): a float64 and an integer or float64")
     signature = types.UniTuple(types.float64, 2)(total, count)
 
     def codegen(context, builder, sig, args):

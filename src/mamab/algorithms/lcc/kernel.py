@@ -11,8 +11,10 @@ arms (and at most LANE_SET; beyond, the lazy candidates of :mod:`mamab.engine.uc
 chooses by a scan of its tile of LANES agents in vector lanes
 (:func:`mamab.engine.lanes.lane_argmax`), on an interleaved copy of the means and 1/sqrt n
 (``lane_mean``, ``lane_inv``) that every write of theirs keeps equal while the agent holds more
-than SMALL_SET arms (its arms change only at a phase's end, in :func:`_join` and after a
-restart, which copy them again). A tile is scanned once per
+than SMALL_SET arms. Its arms change only at a phase's end (:func:`_insert`), when a late
+recommendation arrives (:func:`_join`) and when it restarts after a crash; each copies the
+agent's row again (:func:`_mirror`) if it then holds more than SMALL_SET arms: no other lane is
+read, and a call that copies nothing still counts references. A tile is scanned once per
 step, when its first agent that needs the scan chooses: the agents after it in the tile have not
 played yet, so the scan sees their state as their own turn will.
 
@@ -205,8 +207,8 @@ def _place(slot_arm, m, n, arm):
 
 @njit(cache=True)
 def _mirror(ucb, n):
-    """Agent n's lane of its tile copies its slots again (cold path: its slots moved); only an
-    agent holding more than SMALL_SET arms is read in lanes, so only it is copied."""
+    """Agent n's lane of its tile copies its slots again (cold path: its slots moved). Callers
+    call it only for an agent holding more than SMALL_SET arms, the only lanes read."""
     tile, lane = n // LANES, n % LANES
     lane_mean, lane_inv, size = ucb.lane_mean[tile], ucb.lane_inv[tile], ucb.size[n]
     for s in range(ucb.mean.shape[1]):
@@ -411,9 +413,10 @@ def _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive):
                 and (mode != ROBUST or _takes(ex.trust, plan.reverse[e], arm, pos[PHASE]))
             ):
                 _insert(slot_arm, size, v, arm)
-    for n in range(n_agents if more else 0):
-        if size[n] > SMALL_SET:
-            _mirror(ucb, n)
+    if more:
+        for n in range(n_agents):
+            if size[n] > SMALL_SET:
+                _mirror(ucb, n)
 
 
 @njit(cache=True)
