@@ -143,8 +143,9 @@ def _chunk_kernel(name: str, kind: int):
         # the width computed once per pace and step: agents of one degree have seen as many
         # samples (not only when two agents in a row have, as on a graph whose degrees vary)
         pace = ucb.pace
-        known = np.full(pace.max() + 1, -1, dtype=np.int64)  # samples seen at the last width
-        widths = np.zeros(pace.max() + 1)  # that width, by pace
+        paces = pace.max() + 1
+        known = np.full(paces, -1, dtype=np.int64)  # samples seen at the last width
+        widths = np.zeros(paces)  # that width, by pace
         crash, back, gaps = faults.crash, faults.back, rewards.gaps
         pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
         first, rows, n_agents = pos[STEP], noise.shape[0], noise.shape[1]
