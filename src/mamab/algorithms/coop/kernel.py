@@ -204,9 +204,8 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                         counters[BITS_LOST, j] += message_bits
                 if not dead and (f == DELIVER or was_late):
                     source[indptr[n] + got] = j
-                    stale[indptr[n] + got] = (
-                        f != DELIVER
-                    )  # the newest n has from j: the last step's
+                    # not delivered now: the newest n has from j is the last step's
+                    stale[indptr[n] + got] = f != DELIVER
                     got += 1
             heard[n] = -1 if dead else got
         _consensus(
