@@ -7,12 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba.core.errors import TypingError
+from numba.extending import intrinsic
 
 from mamab.engine.lanes import (
     LANES,
     REACH,
     SPAN,
+    _lane_argmax_ir,
+    _lane_argmax_typing,
     lane_argmax,
+    lane_argmax_down,
     lane_argmax_one,
     lane_argmax_two,
     lane_ucb,
@@ -47,7 +51,38 @@ def _scan_two(mean, inv_sqrt, slots, widths):
     return best
 
 
-SCANS = {"target's": _scan, "one chain": _scan_one, "two chains": _scan_two}
+@njit(cache=False)
+def _scan_down(mean, inv_sqrt, slots, widths):
+    best = np.zeros(LANES, dtype=np.int64)
+    lane_argmax_down(mean, inv_sqrt, slots, widths, best)
+    return best
+
+
+def _downward(chains):
+    """A downward scan with ``chains`` running maxima, whatever the target."""
+
+    @intrinsic
+    def scan_down(typingctx, mean, inv_sqrt, slots, widths, best):
+        signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "scan_down")
+        return signature, _lane_argmax_ir(chains, downward=True)
+
+    @njit(cache=False)
+    def scan(mean, inv_sqrt, slots, widths):
+        best = np.zeros(LANES, dtype=np.int64)
+        scan_down(mean, inv_sqrt, slots, widths, best)
+        return best
+
+    return scan
+
+
+SCANS = {
+    "target's": _scan,
+    "one chain": _scan_one,
+    "two chains": _scan_two,
+    "target's, downward": _scan_down,
+    "one chain, downward": _downward(1),
+    "two chains, downward": _downward(2),
+}
 
 
 def _first_max(mean, inv_sqrt, slots, widths, lane):
@@ -61,8 +96,10 @@ def _first_max(mean, inv_sqrt, slots, widths, lane):
 
 
 # Few distinct values, so that exact ties (equal counts and sums) are common, as with Bernoulli
-# rewards; -inf stands for an arm no index can reach.
+# rewards; -inf stands for an arm no index can reach. In a lane scan NaN never wins (the spans
+# take numbers that are not NaN).
 values = st.sampled_from([0.0, 0.25, 0.5, 1.0, 1 / 3, 2 / 3, -math.inf, 0.1 + 0.2])
+lane_values = st.one_of(values, st.just(math.nan))
 inverse_roots = st.sampled_from([0.0, 1.0, 1 / math.sqrt(2), 1 / math.sqrt(3), 0.5, 1e-3])
 
 
@@ -74,7 +111,9 @@ inverse_roots = st.sampled_from([0.0, 1.0, 1 / math.sqrt(2), 1 / math.sqrt(3), 0
 )
 def test_each_lane_gets_its_first_maximum(data, slots, widths):
     # every form of the scan: the target's, and both forms whatever the target
-    mean = np.array(data.draw(st.lists(values, min_size=slots * LANES, max_size=slots * LANES)))
+    mean = np.array(
+        data.draw(st.lists(lane_values, min_size=slots * LANES, max_size=slots * LANES))
+    )
     inv_sqrt = np.array(
         data.draw(st.lists(inverse_roots, min_size=slots * LANES, max_size=slots * LANES))
     )

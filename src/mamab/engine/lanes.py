@@ -70,10 +70,17 @@ def _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, name):
     return types.void(mean, inv_sqrt, slots, widths, best)
 
 
-def _lane_argmax_ir(chains: int):
+def _lane_argmax_ir(chains: int, downward: bool = False):
     """The lane argmax's code: one running maximum per lane over all slots, or two (``chains``
     = 2) over the first and the second half of the slots: two independent compare-and-select
-    chains that run side by side, merged with ties to the first half (the same result)."""
+    chains that run side by side, merged with ties to the first half (the same result).
+
+    ``downward``: each chain visits its slots from the last, a slot replacing the best when at
+    least as large (the value kept by the same strict maximum instruction), and a lane whose
+    indices never exceed -inf gets slot 0: the first maximum again. Scanning up and down by
+    turns keeps the slots the last scan ended on in the level-1 cache for the next: a tile of
+    500 arms (64 KB of means and 1/sqrt n) does not fit it.
+    """
 
     def codegen(context, builder, sig, args):
         mean_v, inv_v, slots_v, widths_v, best_v = args
@@ -100,16 +107,21 @@ def _lane_argmax_ir(chains: int):
         else:
             half = builder.udiv(builder.add(count, ir.Constant(i64, 1)), ir.Constant(i64, 2))
             starts, lengths = [ir.Constant(i64, 0), half], [half, builder.sub(count, half)]
+        # the loop visits offsets 0 .. last of every chain (downward: last .. 0)
+        last = builder.sub(lengths[-1], ir.Constant(i64, 1))
+        minus_inf = ir.Constant(vec_f, [float("-inf")] * LANES)
+        zeros = ir.Constant(vec_i, [0] * LANES)
         tops, wheres, counters = [], [], []
         for start in starts:
-            tops.append(
-                cgutils.alloca_once_value(builder, ir.Constant(vec_f, [float("-inf")] * LANES))
-            )
-            wheres.append(cgutils.alloca_once_value(builder, ir.Constant(vec_i, [0] * LANES)))
-            counters.append(cgutils.alloca_once_value(builder, _splat(builder, start, vec_i)))
+            tops.append(cgutils.alloca_once_value(builder, minus_inf))
+            wheres.append(cgutils.alloca_once_value(builder, zeros))
+            first = builder.add(start, last) if downward else start
+            counters.append(cgutils.alloca_once_value(builder, _splat(builder, first, vec_i)))
+        step_by = ir.Constant(vec_i, [-1 if downward else 1] * LANES)
 
         def step(c, s):
-            """Chain c takes slot s: a later slot replaces its best only when strictly larger."""
+            """Chain c takes slot s: a later slot replaces its best only when strictly larger
+            (downward: a lower slot when at least as large)."""
             index = builder.fadd(
                 builder.load(builder.gep(mean_p, [s]), align=8),
                 builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
@@ -117,16 +129,37 @@ def _lane_argmax_ir(chains: int):
             high = builder.load(tops[c])
             larger = builder.fcmp_ordered(">", index, high)
             builder.store(builder.select(larger, index, high), tops[c])
+            if downward:
+                larger = builder.fcmp_ordered(">=", index, high)
             slot = builder.load(counters[c])  # s in every lane (a vector add, not a broadcast)
             builder.store(builder.select(larger, slot, builder.load(wheres[c])), wheres[c])
-            builder.store(builder.add(slot, ir.Constant(vec_i, [1] * LANES)), counters[c])
+            builder.store(builder.add(slot, step_by), counters[c])
 
-        with cgutils.for_range(builder, lengths[-1]) as loop:
-            for c, start in enumerate(starts):
-                step(c, builder.add(start, loop.index))
-        if chains == 2:
+        def odd_slot_out():
+            """The first half's last slot, when that half holds one more: after the loop going
+            up, before it going down (the half's highest slot)."""
+            if chains == 1:
+                return
+            odd = builder.sub(lengths[0], ir.Constant(i64, 1))
             with builder.if_then(builder.icmp_unsigned("!=", lengths[0], lengths[1])):
-                step(0, builder.sub(lengths[0], ir.Constant(i64, 1)))
+                counter = builder.load(counters[0])
+                builder.store(_splat(builder, odd, vec_i), counters[0])
+                step(0, odd)
+                builder.store(counter, counters[0])
+
+        if downward:
+            odd_slot_out()
+        with cgutils.for_range(builder, lengths[-1]) as loop:
+            offset = builder.sub(last, loop.index) if downward else loop.index
+            for c, start in enumerate(starts):
+                step(c, builder.add(start, offset))
+        if not downward:
+            odd_slot_out()
+        else:  # no index above -inf: slot 0, which an upward scan keeps
+            for c in range(chains):
+                found = builder.fcmp_ordered(">", builder.load(tops[c]), minus_inf)
+                builder.store(builder.select(found, builder.load(wheres[c]), zeros), wheres[c])
+        if chains == 2:
             second = builder.fcmp_ordered(">", builder.load(tops[1]), builder.load(tops[0]))
             where = builder.select(second, builder.load(wheres[1]), builder.load(wheres[0]))
         else:
@@ -158,6 +191,13 @@ def wide_vectors() -> bool:
     if features is None:
         features = get_host_cpu_features()
     return "+avx512f" in features.split(",")
+
+
+@intrinsic
+def lane_argmax_down(typingctx, mean, inv_sqrt, slots, widths, best):
+    """:func:`lane_argmax`, the slots visited from the last: the same result."""
+    signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax_down")
+    return signature, _lane_argmax_ir(2 if wide_vectors() else 1, downward=True)
 
 
 @intrinsic

@@ -46,7 +46,7 @@ from mamab.engine.kernel_api import (
     reward_of,
     route,
 )
-from mamab.engine.lanes import LANES, lane_argmax, learn_lane, restart_lane
+from mamab.engine.lanes import LANES, lane_argmax, lane_argmax_down, learn_lane, restart_lane
 from mamab.engine.ucb_kernels import (
     block_width,
     choose_grouped,
@@ -289,8 +289,9 @@ ucb_chunk_lossy = _chunk_kernel("ucb_chunk_lossy", kind=LOSSY)
 @njit(cache=True)
 def _alone(noise, rewards, out, lanes, faults, alpha):
     """Agents that learn only their own samples (no-communication), LANES at a time: a tile's
-    agents play the whole block before the next tile's, scanning their arms together
-    (:func:`~mamab.engine.lanes.lane_argmax`); regret is recorded per tile at the grid points.
+    agents play the whole block before the next tile's, scanning their arms together, up and
+    down by turns (:func:`~mamab.engine.lanes.lane_argmax`, ``lane_argmax_down``: the tile's
+    last slots are still in cache); regret is recorded per tile at the grid points.
     Agent n is tile n // LANES, lane n % LANES."""
     count, total, mean, inv_sqrt = lanes.count, lanes.total, lanes.mean, lanes.inv_sqrt
     samples, untried, k = lanes.samples, lanes.untried, lanes.arms
@@ -322,7 +323,10 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
             step = first + row + 1
             if settled:
                 width[:] = widths[row]
-                lane_argmax(m, r, k, width, best)
+                if row & 1:  # up and down by turns (lane_argmax_down)
+                    lane_argmax_down(m, r, k, width, best)
+                else:
+                    lane_argmax(m, r, k, width, best)
                 for n in range(lo, hi):
                     j = n - lo
                     s = best[j]
@@ -355,7 +359,9 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
                             if first <= seen < first + rows
                             else ucb_width(alpha, seen)
                         )
-                if scan:
+                if scan and row & 1:
+                    lane_argmax_down(m, r, k, width, best)
+                elif scan:
                     lane_argmax(m, r, k, width, best)
                 for n in range(lo, hi):
                     j = n - lo
