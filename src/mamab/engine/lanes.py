@@ -16,6 +16,9 @@ intrinsic: LLVM IR written once here, compiled for whatever vector width the pro
 Where numba compiles for AVX-512 it keeps two running maxima per lane, over the two halves of
 the slots (two chains of compares side by side; merged with ties to the first half, the same
 result): with narrower vectors their registers would spill, so one (:func:`wide_vectors`).
+:func:`lane_argmax_down` visits the slots from the last, for the same result: callers that scan
+one tile step after step go up and down by turns, so that each scan starts on the lines the last
+one ended on, still in cache.
 
 Full communication (:mod:`mamab.engine.ucb_kernels`) scans a group of SPAN slots of one agent
 as one vector: :func:`span_max` (the group's bound) and :func:`span_first_max` (its first best
@@ -101,7 +104,7 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
         width = builder.load(widths_p, align=8)
         count = context.cast(builder, slots_v, sig.args[2], types.int64)
         # chain c scans the slots from starts[c]; with two, the first half holds the odd slot
-        # out, scanned after the loop
+        # out, scanned after the loop going up, before it going down
         if chains == 1:
             starts, lengths = [ir.Constant(i64, 0)], [count]
         else:
