@@ -30,58 +30,36 @@ from mamab.engine.lanes import (
 from mamab.kernel_cache import njit
 
 
-@njit(cache=False)
-def _scan(mean, inv_sqrt, slots, widths):
-    best = np.zeros(LANES, dtype=np.int64)
-    lane_argmax(mean, inv_sqrt, slots, widths, best)
-    return best
+def _scanner(argmax):
+    """A jitted call of the lane argmax intrinsic ``argmax``: each lane's slot."""
 
+    @njit(cache=False)
+    def scan(mean, inv_sqrt, slots, widths):
+        best = np.zeros(LANES, dtype=np.int64)
+        argmax(mean, inv_sqrt, slots, widths, best)
+        return best
 
-@njit(cache=False)
-def _scan_one(mean, inv_sqrt, slots, widths):
-    best = np.zeros(LANES, dtype=np.int64)
-    lane_argmax_one(mean, inv_sqrt, slots, widths, best)
-    return best
-
-
-@njit(cache=False)
-def _scan_two(mean, inv_sqrt, slots, widths):
-    best = np.zeros(LANES, dtype=np.int64)
-    lane_argmax_two(mean, inv_sqrt, slots, widths, best)
-    return best
-
-
-@njit(cache=False)
-def _scan_down(mean, inv_sqrt, slots, widths):
-    best = np.zeros(LANES, dtype=np.int64)
-    lane_argmax_down(mean, inv_sqrt, slots, widths, best)
-    return best
+    return scan
 
 
 def _downward(chains):
-    """A downward scan with ``chains`` running maxima, whatever the target."""
+    """The downward lane argmax with ``chains`` running maxima, whatever the target."""
 
     @intrinsic
     def scan_down(typingctx, mean, inv_sqrt, slots, widths, best):
         signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "scan_down")
         return signature, _lane_argmax_ir(chains, downward=True)
 
-    @njit(cache=False)
-    def scan(mean, inv_sqrt, slots, widths):
-        best = np.zeros(LANES, dtype=np.int64)
-        scan_down(mean, inv_sqrt, slots, widths, best)
-        return best
-
-    return scan
+    return scan_down
 
 
 SCANS = {
-    "target's": _scan,
-    "one chain": _scan_one,
-    "two chains": _scan_two,
-    "target's, downward": _scan_down,
-    "one chain, downward": _downward(1),
-    "two chains, downward": _downward(2),
+    "target's": _scanner(lane_argmax),
+    "one chain": _scanner(lane_argmax_one),
+    "two chains": _scanner(lane_argmax_two),
+    "target's, downward": _scanner(lane_argmax_down),
+    "one chain, downward": _scanner(_downward(1)),
+    "two chains, downward": _scanner(_downward(2)),
 }
 
 
