@@ -78,7 +78,7 @@ def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int 
     block = np.empty((CHUNK, n_agents))
     generator = np.random.default_rng(0)
     best = float("inf")
-    for _ in range(repeat):
+    for attempt in range(repeat + 1):  # the first untimed: the block's pages, the clock's ramp
         start = time.process_time()
         for _ in range(runs):
             left = horizon
@@ -86,7 +86,8 @@ def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int 
                 part = block[: min(CHUNK, left)]
                 generator.random(out=part)
                 left -= part.shape[0]
-        best = min(best, time.process_time() - start)
+        if attempt:
+            best = min(best, time.process_time() - start)
     return best
 
 
