@@ -1,13 +1,23 @@
 """Message loss: identical in both engines, nothing changes at q = 0, nothing arrives at q = 1."""
 
+import math
+
 import numpy as np
 import pytest
 
 from mamab import ALGORITHMS, Config, simulate
 from mamab.algorithms.registry import supports_faults
 from mamab.algorithms.ucb_index import UCB
-from mamab.faults import fault_seed, is_lost, lost, message_uniform
+from mamab.faults import (
+    fault_seed,
+    is_lost,
+    lost,
+    message_uniform,
+    receiver_bits_nb,
+    receiver_uniform_nb,
+)
 from mamab.instance import make_instance
+from mamab.kernel_cache import njit
 from mamab.problem import noise_chunks
 from mamab.schedule import base_length, initial_block, k_prime, phase_lengths
 
@@ -30,6 +40,43 @@ def test_python_and_numba_verdicts_agree_and_are_uniform():
     assert (
         abs(draws.mean() - 0.5) < 0.01 and abs((draws < 0.3).mean() - 0.3) < 0.01
     )  # 4+ sigma margins
+
+
+@njit(cache=False)
+def _verdicts(sender_hashes, receivers, loss):
+    """Each message's verdict twice: its uniform against ``loss``, its 53 bits against the cut."""
+    cut = np.uint64(math.ceil(loss * 2.0**53))
+    by_uniform = np.empty(sender_hashes.size, dtype=np.bool_)
+    by_bits = np.empty(sender_hashes.size, dtype=np.bool_)
+    for i in range(sender_hashes.size):
+        by_uniform[i] = receiver_uniform_nb(sender_hashes[i], receivers[i]) >= loss
+        by_bits[i] = receiver_bits_nb(sender_hashes[i], receivers[i]) >= cut
+    return by_uniform, by_bits
+
+
+@njit(cache=False)
+def _uniforms(sender_hashes, receivers):
+    out = np.empty(sender_hashes.size)
+    for i in range(sender_hashes.size):
+        out[i] = receiver_uniform_nb(sender_hashes[i], receivers[i])
+    return out
+
+
+@pytest.mark.parametrize("loss", [0.0, 2.0**-53, 0.1, 0.3, 0.5, 1 - 2.0**-53, 1.0])
+def test_a_verdict_by_its_bits_is_the_verdict_by_its_uniform(loss):
+    # the lossy kernel compares the uniform's 53 bits with ceil(loss·2^53): exactly u >= loss
+    rng = np.random.default_rng(5)
+    hashes = rng.integers(0, 2**64, size=20_000, dtype=np.uint64)
+    receivers = rng.integers(0, 1000, size=hashes.size).astype(np.uint64)
+    by_uniform, by_bits = _verdicts(hashes, receivers, loss)
+    assert np.array_equal(by_uniform, by_bits)
+    # at a uniform itself the message arrives; just above it (between two grid points of the
+    # uniforms below 1/2), it is lost: the cut rounds up
+    i = int(np.argmax(_uniforms(hashes, receivers) < 0.5))
+    u = receiver_uniform_nb(hashes[i], receivers[i])
+    assert all(v[0] for v in _verdicts(hashes[i : i + 1], receivers[i : i + 1], u))
+    above = np.nextafter(u, 1.0)
+    assert not any(v[0] for v in _verdicts(hashes[i : i + 1], receivers[i : i + 1], above))
 
 
 @pytest.mark.parametrize("algorithm", COMMUNICATING)

@@ -107,6 +107,13 @@ def sender_hash_nb(round_hash, sender):
 
 
 @njit(cache=True, inline="always")
+def receiver_bits_nb(sender_hash, receiver):
+    """The message's uniform as its 53 bits: the uniform is bits·2^-53, so uniform >= p exactly
+    when bits >= ceil(p·2^53)."""
+    return _mix_nb(sender_hash ^ np.uint64(receiver)) >> np.uint64(11)
+
+
+@njit(cache=True, inline="always")
 def receiver_uniform_nb(sender_hash, receiver):
     """The message's uniform, from its sender's hash (:func:`sender_hash_nb`)."""
     h = _mix_nb(sender_hash ^ np.uint64(receiver))

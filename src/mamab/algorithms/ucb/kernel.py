@@ -61,7 +61,7 @@ from mamab.faults import (
     DELIVER,
     LOSE,
     fate,
-    receiver_uniform_nb,
+    receiver_bits_nb,
     round_hash_nb,
     sender_hash_nb,
 )
@@ -114,8 +114,11 @@ def _chunk_kernel(name: str, kind: int):
 
     With loss and no delay a message arrives now or never: that verdict (the hash of
     :func:`~mamab.faults.fate`, its round's and sender's parts made once per exchange) is used
-    as a number, not branched on, since it is a coin flip. A lost message adds 0 to its arm's
-    count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
+    as a number, not branched on, since it is a coin flip. A receiver's verdicts come first, in
+    a loop of their own, as integers (the uniform's 53 bits against ceil(loss·2^53):
+    :func:`~mamab.faults.receiver_bits_nb`, the same verdicts; 0.94–0.99 times the time of
+    deciding each in the receipt's loop). A lost message adds 0 to its arm's count and 0·reward
+    to its sum, which leaves both as they are (a sum is never -0).
 
     Without crashes and delay (:data:`FAULTLESS`, :data:`LOSSY`) every agent is alive and nothing
     is held, and without loss (:data:`FAULTLESS`) every message arrives: those kernels carry no
@@ -155,9 +158,11 @@ def _chunk_kernel(name: str, kind: int):
         waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
         held = np.empty(n_agents, dtype=np.uint64)  # and which they are (unsigned, as the slots)
         hashes = np.empty(n_agents, dtype=np.uint64)  # each sender's message hash (loss alone)
+        arriving = np.empty(n_agents, dtype=np.uint64)  # a receiver's messages' verdicts
         late, late_reward, late_n = links.late, links.late_reward, links.late_n
         indptr, indices, bits = links.indptr, links.indices, links.bits
         loss, delay, key = faults.loss, faults.delay, faults.key
+        cut = np.uint64(math.ceil(min(max(loss, 0.0), 1.0) * 2.0**53))  # arrives: bits >= cut
         faulty = kind == ANY_FAULTS  # crashes and delays possible
         plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
         lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
@@ -218,12 +223,15 @@ def _chunk_kernel(name: str, kind: int):
                 w = wide[v]
                 if lossy:  # whether a message arrives is used as a number, not branched on
                     listening = alive[v]
-                    for e in range(np.uint64(indptr[v]), np.uint64(indptr[v + 1])):
+                    lo, hi = np.uint64(indptr[v]), np.uint64(indptr[v + 1])
+                    for e in range(lo, hi):
+                        arriving[e - lo] = receiver_bits_nb(hashes[indices[e]], v) >= cut
+                    for e in range(lo, hi):
                         sender = indices[e]
                         if faulty and not alive[sender]:
                             continue
                         slot = chosen[sender]
-                        arrives = listening & (receiver_uniform_nb(hashes[sender], v) >= loss)
+                        arrives = listening & (arriving[e - lo] != 0)
                         held[n_held] = slot  # kept if the arm's first sample of this exchange
                         n_held += arrives & (not waiting[slot])
                         waiting[slot] |= arrives
