@@ -167,8 +167,9 @@ class GroupedUCB(NamedTuple):
     """UCB1 state of every agent of a run on all its arms, with grouped bounds for the argmax
     (the UCB baselines' agents that talk)."""
 
-    count: np.ndarray  # (agents, slots) samples of each arm (padding: 1, never untried)
-    total: np.ndarray  # (agents, slots) their sum
+    tally: np.ndarray  # (agents, slots, 2) each arm's sum of samples and their count, side by
+    # side: a sample heard touches one cache line, not two (the count a float64, exact below
+    # 2^53, whose quotients are the integer count's; padding: count 1, never untried)
     mean: np.ndarray  # (agents, slots) (padding: -inf)
     inv_sqrt: np.ndarray  # (agents, slots) 1 / sqrt(count) (padding: 0)
     top: np.ndarray  # (agents, groups) largest bound of each group's slots (or more)
@@ -185,13 +186,12 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
     """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
     groups = -(-arms // GROUP)
     slots = groups * GROUP
-    count = np.zeros((agents, slots), dtype=np.int64)
-    count[:, arms:] = 1
+    tally = np.zeros((agents, slots, 2))
+    tally[:, arms:, 1] = 1.0
     mean = np.zeros((agents, slots))
     mean[:, arms:] = -np.inf
     return GroupedUCB(
-        count=count,
-        total=np.zeros((agents, slots)),
+        tally=tally,
         mean=mean,
         inv_sqrt=np.zeros((agents, slots)),
         top=np.full((agents, groups), -np.inf),
@@ -208,8 +208,8 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
 def restart_grouped(ucb, n):
     """Agent n starts a fresh UCB (back from a crash): cold path."""
     for s in range(ucb.arms):
-        ucb.count[n, s] = 0
-        ucb.total[n, s] = 0.0
+        ucb.tally[n, s, 0] = 0.0
+        ucb.tally[n, s, 1] = 0.0
         ucb.mean[n, s] = 0.0
         ucb.inv_sqrt[n, s] = 0.0
     ucb.samples[n] = 0
@@ -283,20 +283,20 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
 
 
 @njit(cache=True, inline="always")
-def learn_grouped(count, total, mean, inv_sqrt, top, n, s, reward, wide):
-    """Agent n learns one sample of slot s (UCB.update, expression for expression); the slot's
-    bound follows, its group's bound is raised if need be. The caller counts the sample."""
-    count[n, s] += 1
-    total[n, s] += reward
-    settle_grouped(count, total, mean, inv_sqrt, top, n, s, wide)
+def learn_grouped(tally, mean, inv_sqrt, top, n, s, reward, wide):
+    """Agent n learns one sample of slot s (UCB.update's numbers); the slot's bound follows,
+    its group's bound is raised if need be. The caller counts the sample."""
+    tally[n, s, 0] += reward
+    tally[n, s, 1] += 1.0
+    settle_grouped(tally, mean, inv_sqrt, top, n, s, wide)
 
 
 @njit(cache=True, inline="always")
-def settle_grouped(count, total, mean, inv_sqrt, top, n, s, wide):
-    """Slot s's mean, 1/sqrt n and bound from its count and sum: after one sample, or after
-    several of one exchange (the numbers of one-by-one updates, whose intermediate means nobody
-    reads); its group's bound is raised if need be."""
-    m, r = mean_and_inv_sqrt(total[n, s], count[n, s])
+def settle_grouped(tally, mean, inv_sqrt, top, n, s, wide):
+    """Slot s's mean, 1/sqrt n and bound from its sum and count (``tally``): after one sample,
+    or after several of one exchange (the numbers of one-by-one updates, whose intermediate
+    means nobody reads); its group's bound is raised if need be."""
+    m, r = mean_and_inv_sqrt(tally[n, s, 0], tally[n, s, 1])
     mean[n, s] = m
     inv_sqrt[n, s] = r
     u = m + wide * r

@@ -140,7 +140,7 @@ def _chunk_kernel(name: str, kind: int):
         if links.lockstep:
             _lockstep(noise, rewards, out, ucb, links, alpha)
             return
-        count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+        tally, mean, inv_sqrt = ucb.tally, ucb.mean, ucb.inv_sqrt
         top, samples, untried = ucb.top, ucb.samples, ucb.untried
         block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
         # the width computed once per pace and step: agents of one degree have seen as many
@@ -155,7 +155,7 @@ def _chunk_kernel(name: str, kind: int):
         chosen = np.empty(n_agents, dtype=np.uint64)  # unsigned, as every index loaded
         got = np.empty(n_agents)
         alive = np.ones(n_agents, dtype=np.bool_)
-        waiting = np.zeros(count.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
+        waiting = np.zeros(tally.shape[1], dtype=np.bool_)  # a receiver's arms heard this exchange
         held = np.empty(n_agents, dtype=np.uint64)  # and which they are (unsigned, as the slots)
         hashes = np.empty(n_agents, dtype=np.uint64)  # each sender's message hash (loss alone)
         arriving = np.empty(n_agents, dtype=np.uint64)  # a receiver's messages' verdicts
@@ -176,7 +176,7 @@ def _chunk_kernel(name: str, kind: int):
                     if not alive[n]:
                         continue
                 s = untried[n]
-                while s < k and count[n, s] > 0:
+                while s < k and tally[n, s, 1] > 0:
                     s += 1
                 untried[n] = s
                 if s == k:
@@ -191,7 +191,7 @@ def _chunk_kernel(name: str, kind: int):
                     s = choose_grouped(top, mean, inv_sqrt, n, width)
                 arm = np.uint64(s)  # unsigned: no wraparound code (kernel_api)
                 reward = reward_of(rewards, noise[row, n], arm)
-                learn_grouped(count, total, mean, inv_sqrt, top, n, arm, reward, wide[n])
+                learn_grouped(tally, mean, inv_sqrt, top, n, arm, reward, wide[n])
                 rebound_group(mean, inv_sqrt, top, n, arm, wide[n])
                 samples[n] += 1
                 regret[n] += gaps[arm]
@@ -204,7 +204,7 @@ def _chunk_kernel(name: str, kind: int):
                 if arrive(late, i, counters, alive):
                     v = late[i, 1]
                     learn_grouped(
-                        count, total, mean, inv_sqrt, top, v, late[i, 3], late_reward[i], wide[v]
+                        tally, mean, inv_sqrt, top, v, late[i, 3], late_reward[i], wide[v]
                     )
                     samples[v] += 1
             late_n[0] = 0
@@ -235,8 +235,8 @@ def _chunk_kernel(name: str, kind: int):
                         held[n_held] = slot  # kept if the arm's first sample of this exchange
                         n_held += arrives & (not waiting[slot])
                         waiting[slot] |= arrives
-                        count[v, slot] += arrives
-                        total[v, slot] += arrives * got[sender]
+                        tally[v, slot, 0] += arrives * got[sender]
+                        tally[v, slot, 1] += arrives
                         heard += arrives
                         counters[LOST, sender] += not arrives
                         counters[BITS_LOST, sender] += (not arrives) * bits
@@ -269,13 +269,13 @@ def _chunk_kernel(name: str, kind: int):
                         held[n_held] = slot  # kept if the arm's first sample of this exchange
                         n_held += not waiting[slot]
                         waiting[slot] = True
-                        count[v, slot] += 1
-                        total[v, slot] += reward
+                        tally[v, slot, 0] += reward
+                        tally[v, slot, 1] += 1.0
                         heard += 1
                 for i in range(n_held):
                     heard_slot = held[i]  # uint64: not the agent's slot s (int64)
                     waiting[heard_slot] = False
-                    settle_grouped(count, total, mean, inv_sqrt, top, v, heard_slot, w)
+                    settle_grouped(tally, mean, inv_sqrt, top, v, heard_slot, w)
                 samples[v] += heard
                 counters[RECV, v] += heard
                 counters[BITS_RECV, v] += heard * bits
@@ -401,7 +401,7 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
     ``ucb`` has one row, standing for all, which learns the N samples of the arm they all
     chose (``links.lockstep``). The same numbers as the per-agent loop of :func:`ucb_chunk`, once
     per step instead of N times."""
-    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    tally, mean, inv_sqrt = ucb.tally, ucb.mean, ucb.inv_sqrt
     top, samples, untried = ucb.top, ucb.samples, ucb.untried
     block_end, wide, gaps, k = ucb.block_end, ucb.wide, rewards.gaps, ucb.arms
     pos, grid, regret, counters = out.pos, out.grid, out.regret, out.counters
@@ -412,7 +412,7 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
     for row in range(rows):
         step = first + row + 1
         s = untried[0]
-        while s < k and count[0, s] > 0:
+        while s < k and tally[0, s, 1] > 0:
             s += 1
         untried[0] = s
         if s == k:
@@ -423,10 +423,10 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
         wins = 0.0  # a sum of 0s and 1s: exact in any order
         for n in range(n_agents):
             wins += reward_of(rewards, noise[row, n], s)
-        c = count[0, s] + n_agents
-        count[0, s] = c
-        total[0, s] += wins
-        mean[0, s] = total[0, s] / c  # scalar: here the settle's vector division is on the
+        c = tally[0, s, 1] + n_agents
+        tally[0, s, 1] = c
+        tally[0, s, 0] += wins
+        mean[0, s] = tally[0, s, 0] / c  # scalar: here the settle's vector division is on the
         inv_sqrt[0, s] = 1.0 / math.sqrt(c)  # chain from step to step (1.08 times the time)
         rebound_group(mean, inv_sqrt, top, 0, s, wide[0])
         samples[0] += n_agents
