@@ -116,8 +116,7 @@ def receiver_bits_nb(sender_hash, receiver):
 @njit(cache=True, inline="always")
 def receiver_uniform_nb(sender_hash, receiver):
     """The message's uniform, from its sender's hash (:func:`sender_hash_nb`)."""
-    h = _mix_nb(sender_hash ^ np.uint64(receiver))
-    return np.float64(h >> np.uint64(11)) * 2.0**-53
+    return np.float64(receiver_bits_nb(sender_hash, receiver)) * 2.0**-53
 
 
 @njit(cache=True, inline="always")
