@@ -196,11 +196,17 @@ def wide_vectors() -> bool:
     return "+avx512f" in features.split(",")
 
 
+def _target_chains() -> int:
+    """Running maxima per lane for the features numba compiles for: two with AVX-512, else one
+    (:func:`lane_argmax`)."""
+    return 2 if wide_vectors() else 1
+
+
 @intrinsic
 def lane_argmax_down(typingctx, mean, inv_sqrt, slots, widths, best):
     """:func:`lane_argmax`, the slots visited from the last: the same result."""
     signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax_down")
-    return signature, _lane_argmax_ir(2 if wide_vectors() else 1, downward=True)
+    return signature, _lane_argmax_ir(_target_chains(), downward=True)
 
 
 @intrinsic
@@ -218,7 +224,7 @@ def lane_argmax(typingctx, mean, inv_sqrt, slots, widths, best):
     500 slots). The same result either way.
     """
     signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax")
-    return signature, _lane_argmax_ir(2 if wide_vectors() else 1)
+    return signature, _lane_argmax_ir(_target_chains())
 
 
 #: slots of a group of full communication's grouped bounds, scanned as one vector

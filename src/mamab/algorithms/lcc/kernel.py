@@ -160,21 +160,18 @@ def _join(ucb, n, arm):
         ucb.inv_sqrt,
     )
     m = ucb.size[n]
-    at = _place(slot_arm, m, n, arm)
-    if at < m and slot_arm[n, at] == arm:
+    at = _insert(slot_arm, ucb.size, n, arm)
+    if at < 0:
         return
-    for s in range(m, at, -1):
-        slot_arm[n, s] = slot_arm[n, s - 1]
+    for s in range(m, at, -1):  # the samples follow their arms
         count[n, s] = count[n, s - 1]
         total[n, s] = total[n, s - 1]
         mean[n, s] = mean[n, s - 1]
         inv_sqrt[n, s] = inv_sqrt[n, s - 1]
-    slot_arm[n, at] = arm
     count[n, at] = 0
     total[n, at] = 0.0
     mean[n, at] = 0.0
     inv_sqrt[n, at] = 0.0
-    ucb.size[n] = m + 1
     ucb.untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
     ucb.block_end[n] = -1
     if m + 1 > SMALL_SET:
@@ -183,17 +180,18 @@ def _join(ucb, n, arm):
 
 @njit(cache=True, inline="always")
 def _insert(slot_arm, size, n, arm):
-    """Agent n's sorted slots take ``arm`` unless they hold it, the slots after it moving up one:
-    :func:`_join` on a UCB just restarted, whose every slot has no samples (so only the arms
-    move)."""
+    """Agent n's sorted slots take ``arm`` unless they hold it, the slots after it moving up one;
+    returns its slot, or -1 if it was held. Only the arms move: enough on a UCB just restarted,
+    whose every slot has no samples (:func:`_join` moves the samples too)."""
     m = size[n]
     at = _place(slot_arm, m, n, arm)
     if at < m and slot_arm[n, at] == arm:
-        return
+        return -1
     for s in range(m, at, -1):
         slot_arm[n, s] = slot_arm[n, s - 1]
     slot_arm[n, at] = arm
     size[n] = m + 1
+    return at
 
 
 @njit(cache=True, inline="always")
