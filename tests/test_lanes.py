@@ -98,8 +98,11 @@ def test_each_lane_gets_its_first_maximum(data, slots, widths):
     )
     widths = np.array(widths)
     expected = [_first_max(mean, inv_sqrt, slots, widths, j) for j in range(LANES)]
+    # one width for every lane, given as a float (the form that loads nothing for it)
+    alike = [_first_max(mean, inv_sqrt, slots, np.full(LANES, widths[0]), j) for j in range(LANES)]
     for name, scan in SCANS.items():
         assert list(scan(mean, inv_sqrt, slots, widths)) == expected, name
+        assert list(scan(mean, inv_sqrt, slots, float(widths[0]))) == alike, f"{name}, one width"
 
 
 @pytest.mark.parametrize("slots", [1, 2, 3, 8, 9])

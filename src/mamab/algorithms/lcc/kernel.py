@@ -548,21 +548,24 @@ def _chunk_kernel(name: str, wide_sets: bool):
                                 tile_n = n // LANES  # step, for its agents not played yet (this
                                 if scanned[tile_n] != step:  # one and the next)
                                     scanned[tile_n] = step
-                                    longest = 0
+                                    longest, own, alike = 0, width, True
                                     for m in range(n, min(tile_n * LANES + LANES, n_agents)):
                                         if samples[m] != cached:  # agents alike have seen as many
                                             cached = samples[m]
                                             width = ucb_width(alpha, cached)
                                         lane_width[m % LANES] = width
+                                        alike &= width == own
                                         if size[m] <= LANE_SET:  # a larger set's lane is not read
                                             longest = max(longest, size[m])
-                                    lane_argmax(
+                                    mean_t, inv_t, best_t = (
                                         lane_mean[tile_n],
                                         lane_inv[tile_n],
-                                        longest,
-                                        lane_width,
                                         lane_best[tile_n],
                                     )
+                                    if alike:  # one width, a float (lane_argmax: no stall)
+                                        lane_argmax(mean_t, inv_t, longest, own, best_t)
+                                    else:
+                                        lane_argmax(mean_t, inv_t, longest, lane_width, best_t)
                                 slot = lane_best[tile_n, n % LANES]
                             else:  # many arms: the certified lazy argmax
                                 slot = -1

@@ -311,7 +311,7 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
     for row in range(rows):
         widths[row] = ucb_width(alpha, first + row)
     draws = np.empty((rows, LANES))  # the tile's columns of the noise block, side by side
-    width = np.zeros(LANES)  # each lane's width this step
+    width = np.zeros(LANES)  # each lane's width this step (not settled)
     best = np.zeros(LANES, dtype=np.int64)  # each lane's first maximum
     pick = np.zeros(LANES, dtype=np.int64)  # each lane's untried arm, k if none
     live = np.zeros(LANES, dtype=np.bool_)
@@ -330,11 +330,10 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
         for row in range(rows):
             step = first + row + 1
             if settled:
-                width[:] = widths[row]
-                if row & 1:  # up and down by turns (lane_argmax_down)
-                    lane_argmax_down(m, r, k, width, best)
+                if row & 1:  # up and down by turns (lane_argmax_down); one width, a float
+                    lane_argmax_down(m, r, k, widths[row], best)
                 else:
-                    lane_argmax(m, r, k, width, best)
+                    lane_argmax(m, r, k, widths[row], best)
                 for n in range(lo, hi):
                     j = n - lo
                     s = best[j]
