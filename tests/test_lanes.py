@@ -23,6 +23,7 @@ from mamab.engine.lanes import (
     lowest_bit,
     mean_and_inv_sqrt,
     reaching,
+    row_max,
     span_first_max,
     span_max,
     wide_vectors,
@@ -223,12 +224,27 @@ def test_reaching_marks_the_entries_at_or_above_a_level(data, cols, level):
     assert mask == sum(1 << g for g in range(count) if rows[row, g] >= level)
 
 
+@njit(cache=False)
+def _row_max(values, row, count):
+    return row_max(values, row, count)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), cols=st.integers(1, 80))
+def test_row_max_is_the_largest_entry_before_the_count(data, cols):
+    # the entries past ``count`` (drawn from the same values) must not be read
+    rows = np.array([data.draw(st.lists(values, min_size=cols, max_size=cols)) for _ in range(2)])
+    row = data.draw(st.integers(0, 1))
+    count = data.draw(st.integers(1, cols))
+    assert _row_max(rows, row, count) == max(rows[row, :count])
+
+
 def test_lowest_bit_counts_trailing_zeros():
     lowest = njit(cache=False)(lambda mask: lowest_bit(mask))
     assert [lowest(np.uint64(m)) for m in (1, 8, 12, 1 << 63, 0)] == [0, 3, 2, 63, 64]
 
 
-def test_span_and_reaching_refuse_wrong_arrays_when_compiling():
+def test_span_reaching_and_row_max_refuse_wrong_arrays_when_compiling():
     @njit(cache=False)
     def on_rows(values):
         return span_max(values, values, 0, 0, 1.0)
@@ -237,6 +253,8 @@ def test_span_and_reaching_refuse_wrong_arrays_when_compiling():
         on_rows(np.zeros(SPAN))
     with pytest.raises(TypingError, match="reaching"):
         _reaching(np.zeros((1, 4), dtype=np.float32), 0, 4, 0.0)
+    with pytest.raises(TypingError, match="row_max"):
+        _row_max(np.zeros(4), 0, 4)
 
 
 @njit(cache=False)

@@ -23,7 +23,7 @@ one ended on, still in cache.
 Full communication (:mod:`mamab.engine.ucb_kernels`) scans a group of SPAN slots of one agent
 as one vector: :func:`span_max` (the group's bound) and :func:`span_first_max` (its first best
 slot), with the same IEEE product then sum; :func:`reaching` and :func:`lowest_bit` find the
-groups whose bound reaches a value as a bit mask.
+groups whose bound reaches a value as a bit mask, :func:`row_max` the largest bound.
 """
 
 from __future__ import annotations
@@ -398,6 +398,49 @@ def reaching(typingctx, values, row, count, level):
         return builder.load(mask)
 
     return types.uint64(values, row, count, level), codegen
+
+
+@intrinsic
+def row_max(typingctx, values, row, count):
+    """The largest of ``values[row, :count]`` (``count`` at least 1), numbers that are not NaN:
+    eight at a time, each eight by a masked load that reads nothing past ``count`` (-inf there),
+    into one running vector, then halved."""
+    if not (
+        _flat_float_array(values, 2)
+        and isinstance(row, types.Integer)
+        and isinstance(count, types.Integer)
+    ):
+        raise TypingError("row_max(values, row, count): a 2-d float64 C array, two ints")
+
+    def codegen(context, builder, sig, args):
+        values_v, row_v, count_v = args
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        vec = ir.VectorType(ir.DoubleType(), 8)
+        row = context.cast(builder, row_v, sig.args[1], types.int64)
+        count = context.cast(builder, count_v, sig.args[2], types.int64)
+        first = _entry_pointer(context, builder, sig.args[0], values_v, row, ir.Constant(i64, 0))
+        load = cgutils.get_or_insert_function(
+            builder.module,
+            ir.FunctionType(vec, [vec.as_pointer(), i32, ir.VectorType(ir.IntType(1), 8), vec]),
+            "llvm.masked.load.v8f64.p0v8f64",
+        )
+        lane = ir.Constant(ir.VectorType(i64, 8), list(range(8)))
+        passthru = ir.Constant(vec, [float("-inf")] * 8)
+        high = cgutils.alloca_once_value(builder, passthru)
+        chunks = builder.udiv(builder.add(count, ir.Constant(i64, 7)), ir.Constant(i64, 8))
+        with cgutils.for_range(builder, chunks) as loop:
+            base = builder.mul(loop.index, ir.Constant(i64, 8))
+            left = builder.sub(count, base)
+            inside = builder.icmp_signed("<", lane, _splat(builder, left, ir.VectorType(i64, 8)))
+            pointer = builder.bitcast(builder.gep(first, [base]), vec.as_pointer())
+            chunk = builder.call(load, [pointer, ir.Constant(i32, 8), inside, passthru])
+            so_far = builder.load(high)
+            builder.store(
+                builder.select(builder.fcmp_ordered(">", chunk, so_far), chunk, so_far), high
+            )
+        return _tree_max(builder, builder.load(high))
+
+    return types.float64(values, row, count), codegen
 
 
 @intrinsic

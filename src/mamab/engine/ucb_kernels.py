@@ -27,6 +27,7 @@ from mamab.engine.lanes import (
     lowest_bit,
     mean_and_inv_sqrt,
     reaching,
+    row_max,
     span_first_max,
     span_max,
 )
@@ -255,14 +256,14 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
     """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open.
 
     The group of largest bound is evaluated first; then only a group whose bound exceeds the
-    value found (or reaches it, before the best slot) can hold the maximum."""
+    value found (or reaches it, before the best slot) can hold the maximum (1.22 groups per
+    choice at (150,250)). Both are found in vector registers (:func:`row_max`, :func:`reaching`)
+    rather than by a chain of compares over the groups: 0.97 times the time at K = 250, 0.90-0.95
+    at K = 500 (32 groups)."""
     groups = top.shape[1]
-    high, first = top[n, 0], 0  # the first group of largest bound
-    for g in range(1, groups):
-        if top[n, g] > high:
-            high, first = top[n, g], g
-    best, value = _group_best(mean, inv_sqrt, n, first, width)
-    if groups <= REACH:  # the groups that reach the value, found as a bit mask
+    if groups <= REACH:  # the first group of largest bound; the groups that reach the value
+        first = np.int64(lowest_bit(reaching(top, n, groups, row_max(top, n, groups))))
+        best, value = _group_best(mean, inv_sqrt, n, first, width)
         left = reaching(top, n, groups, value) & ~(np.uint64(1) << np.uint64(first))
         while left:
             g = np.int64(lowest_bit(left))
@@ -273,6 +274,11 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
                 if index > value or (index == value and s < best):
                     best, value = s, index
         return best
+    high, first = top[n, 0], 0  # the first group of largest bound
+    for g in range(1, groups):
+        if top[n, g] > high:
+            high, first = top[n, g], g
+    best, value = _group_best(mean, inv_sqrt, n, first, width)
     for g in range(groups):
         bound = top[n, g]
         if bound >= value and g != first and (bound > value or g * GROUP < best):
