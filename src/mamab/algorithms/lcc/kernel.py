@@ -25,6 +25,9 @@ tile by tile, each tile's steps one after the other with its lanes in the first-
 relay's phase of 126 arms at N = 150: 0.75 times the time per step); with small sets alone, step
 by step as before (tile by tile, each agent's next choice would wait on its last division: 1.27
 times the time). A window's steps then end in order: exchanges, regret and bits at grid points.
+Once every agent of a tile scans its lanes, has tried its arms and has seen as many samples as
+the others, it stays so until the window ends: the tile then takes one width and one scan a
+step, with no check per agent (the relay 0.93 times the time).
 
 The entry kernel is compiled twice from one source (:func:`_chunk_kernel`): ``run_chunk`` for
 runs whose sets may exceed SMALL_SET slots and ``run_chunk_small`` for the others (ceil(K/N)
@@ -522,71 +525,94 @@ def _chunk_kernel(name: str, wide_sets: bool):
                 lo = part * band
                 hi = min(lo + band, n_agents)
                 point = pos[GRID]
+                ready, longest = False, 0  # a tile whose every agent scans its lanes (below)
                 for r in range(row, row + span):
                     step = first + r - row
                     width, cached = 0.0, -1
+                    if band == LANES and not ready:  # once so, so until the window's end
+                        ready = True
+                        for n in range(lo, hi):
+                            ready &= (
+                                alive[n] and untried[n] == size[n] and samples[n] == samples[lo]
+                            )
+                            ready &= SMALL_SET < size[n] <= LANE_SET
+                            longest = max(longest, size[n])
+                    if ready:  # one width, one scan, no check per agent (the same choices)
+                        scanned[part] = step
+                        width = ucb_width(alpha, samples[lo])
+                        lane_argmax(
+                            lane_mean[part], lane_inv[part], longest, width, lane_best[part]
+                        )
                     for n in range(lo, hi):
                         if not alive[n]:
                             continue  # crashed: plays nothing
-                        # choose: untried slots first, in order; then the UCB argmax
-                        slot = untried[n]
-                        while slot < size[n] and count[n, slot] > 0:
-                            slot += 1
-                        untried[n] = slot
-                        if slot == size[n]:
-                            seen = samples[n]
-                            if seen != cached:
-                                cached = seen
-                                width = math.sqrt(alpha * math.log(seen + 1))
-                            if not wide_sets or size[n] <= SMALL_SET:  # a plain scan
-                                value = -math.inf
-                                for s in range(size[n]):
-                                    index = mean[n, s] + width * inv_sqrt[n, s]
-                                    if index > value:
-                                        slot, value = s, index
-                            elif size[n] <= LANE_SET:  # the tile's scan in vector lanes, once per
-                                tile_n = n // LANES  # step, for its agents not played yet (this
-                                if scanned[tile_n] != step:  # one and the next)
-                                    scanned[tile_n] = step
-                                    longest, own, alike = 0, width, True
-                                    for m in range(n, min(tile_n * LANES + LANES, n_agents)):
-                                        if samples[m] != cached:  # agents alike have seen as many
-                                            cached = samples[m]
-                                            width = ucb_width(alpha, cached)
-                                        lane_width[m % LANES] = width
-                                        alike &= width == own
-                                        if size[m] <= LANE_SET:  # a larger set's lane is not read
-                                            longest = max(longest, size[m])
-                                    mean_t, inv_t, best_t = (
-                                        lane_mean[tile_n],
-                                        lane_inv[tile_n],
-                                        lane_best[tile_n],
-                                    )
-                                    if alike:  # one width, a float (lane_argmax: no stall)
-                                        lane_argmax(mean_t, inv_t, longest, own, best_t)
-                                    else:
-                                        lane_argmax(mean_t, inv_t, longest, lane_width, best_t)
-                                slot = lane_best[tile_n, n % LANES]
-                            else:  # many arms: the certified lazy argmax
-                                slot = -1
-                                if seen <= block_end[n]:
-                                    slot = certified_candidate(
-                                        cand, n_cand, bound, mean, inv_sqrt, n, width
-                                    )
-                                if slot < 0:
-                                    slot, n_cand[n], bound[n], block_end[n], block_width[n] = (
-                                        rebuild_candidates(
-                                            n,
-                                            size[n],
-                                            mean,
-                                            inv_sqrt,
-                                            cand,
-                                            in_cand,
-                                            width,
-                                            alpha,
-                                            seen,
+                        if ready:
+                            slot = lane_best[part, n - lo]
+                        else:  # choose: untried slots first, in order; then the UCB argmax
+                            slot = untried[n]
+                            while slot < size[n] and count[n, slot] > 0:
+                                slot += 1
+                            untried[n] = slot
+                            if slot == size[n]:
+                                seen = samples[n]
+                                if seen != cached:
+                                    cached = seen
+                                    width = math.sqrt(alpha * math.log(seen + 1))
+                                if not wide_sets or size[n] <= SMALL_SET:  # a plain scan
+                                    value = -math.inf
+                                    for s in range(size[n]):
+                                        index = mean[n, s] + width * inv_sqrt[n, s]
+                                        if index > value:
+                                            slot, value = s, index
+                                elif (
+                                    size[n] <= LANE_SET
+                                ):  # the tile's scan in vector lanes, once per
+                                    tile_n = n // LANES  # step, for its agents not played yet (this
+                                    if scanned[tile_n] != step:  # one and the next)
+                                        scanned[tile_n] = step
+                                        longest, own, alike = 0, width, True
+                                        for m in range(n, min(tile_n * LANES + LANES, n_agents)):
+                                            if (
+                                                samples[m] != cached
+                                            ):  # agents alike have seen as many
+                                                cached = samples[m]
+                                                width = ucb_width(alpha, cached)
+                                            lane_width[m % LANES] = width
+                                            alike &= width == own
+                                            if (
+                                                size[m] <= LANE_SET
+                                            ):  # a larger set's lane is not read
+                                                longest = max(longest, size[m])
+                                        mean_t, inv_t, best_t = (
+                                            lane_mean[tile_n],
+                                            lane_inv[tile_n],
+                                            lane_best[tile_n],
                                         )
-                                    )
+                                        if alike:  # one width, a float (lane_argmax: no stall)
+                                            lane_argmax(mean_t, inv_t, longest, own, best_t)
+                                        else:
+                                            lane_argmax(mean_t, inv_t, longest, lane_width, best_t)
+                                    slot = lane_best[tile_n, n % LANES]
+                                else:  # many arms: the certified lazy argmax
+                                    slot = -1
+                                    if seen <= block_end[n]:
+                                        slot = certified_candidate(
+                                            cand, n_cand, bound, mean, inv_sqrt, n, width
+                                        )
+                                    if slot < 0:
+                                        slot, n_cand[n], bound[n], block_end[n], block_width[n] = (
+                                            rebuild_candidates(
+                                                n,
+                                                size[n],
+                                                mean,
+                                                inv_sqrt,
+                                                cand,
+                                                in_cand,
+                                                width,
+                                                alpha,
+                                                seen,
+                                            )
+                                        )
                         # play and learn; unsigned indices (kernel_api: no wraparound code)
                         played = np.uint64(slot)
                         arm = np.uint64(slot_arm[n, played])
