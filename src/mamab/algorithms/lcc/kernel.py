@@ -564,34 +564,29 @@ def _chunk_kernel(name: str, wide_sets: bool):
                                         index = mean[n, s] + width * inv_sqrt[n, s]
                                         if index > value:
                                             slot, value = s, index
-                                elif (
-                                    size[n] <= LANE_SET
-                                ):  # the tile's scan in vector lanes, once per
-                                    tile_n = n // LANES  # step, for its agents not played yet (this
-                                    if scanned[tile_n] != step:  # one and the next)
+                                elif size[n] <= LANE_SET:  # the tile's scan in vector lanes,
+                                    # once per step, for its agents not played yet (this one
+                                    # and the next)
+                                    tile_n = n // LANES
+                                    if scanned[tile_n] != step:
                                         scanned[tile_n] = step
-                                        longest, own, alike = 0, width, True
+                                        # agents alike have seen as many samples; a larger
+                                        # set's lane than LANE_SET is not read
+                                        longest = 0
                                         for m in range(n, min(tile_n * LANES + LANES, n_agents)):
-                                            if (
-                                                samples[m] != cached
-                                            ):  # agents alike have seen as many
+                                            if samples[m] != cached:
                                                 cached = samples[m]
                                                 width = ucb_width(alpha, cached)
                                             lane_width[m % LANES] = width
-                                            alike &= width == own
-                                            if (
-                                                size[m] <= LANE_SET
-                                            ):  # a larger set's lane is not read
+                                            if size[m] <= LANE_SET:
                                                 longest = max(longest, size[m])
-                                        mean_t, inv_t, best_t = (
+                                        lane_argmax(
                                             lane_mean[tile_n],
                                             lane_inv[tile_n],
+                                            longest,
+                                            lane_width,
                                             lane_best[tile_n],
                                         )
-                                        if alike:  # one width, a float (lane_argmax: no stall)
-                                            lane_argmax(mean_t, inv_t, longest, own, best_t)
-                                        else:
-                                            lane_argmax(mean_t, inv_t, longest, lane_width, best_t)
                                     slot = lane_best[tile_n, n % LANES]
                                 else:  # many arms: the certified lazy argmax
                                     slot = -1
