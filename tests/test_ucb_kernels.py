@@ -25,7 +25,8 @@ INVERSE_ROOTS = np.array([0.0, 1.0, 1 / math.sqrt(2), 1 / math.sqrt(3), 0.5, 1e-
 @settings(max_examples=150, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),  # the slots' values, drawn by numpy: any number of groups
-    groups=st.one_of(st.integers(1, 6), st.integers(62, 70)),  # both sides of reaching's 64
+    # both sides of VECTOR_GROUPS (16: the first group by row_max from there) and of REACH (64)
+    groups=st.one_of(st.integers(1, 6), st.integers(14, 18), st.integers(62, 70)),
     width=st.sampled_from([0.0, 0.5, 1.0, 3.0]),
     widen=st.sampled_from([1.0, 1.0 + 1e-12, 1.5]),
 )

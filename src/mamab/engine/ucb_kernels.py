@@ -161,6 +161,7 @@ def most_played(n, size, count):
 GROUP_SHIFT = 4
 GROUP = 1 << GROUP_SHIFT  # slots of a group
 assert GROUP == SPAN  # a group is scanned as one vector (mamab.engine.lanes)
+VECTOR_GROUPS = 16  # from this many, choose_grouped finds its first group in vector registers
 GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
 
 
@@ -257,12 +258,18 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
 
     The group of largest bound is evaluated first; then only a group whose bound exceeds the
     value found (or reaches it, before the best slot) can hold the maximum (1.22 groups per
-    choice at (150,250)). Both are found in vector registers (:func:`row_max`, :func:`reaching`)
-    rather than by a chain of compares over the groups: 0.97 times the time at K = 250, 0.90-0.95
-    at K = 500 (32 groups)."""
+    choice at (150,250)): found as a bit mask of vector compares (:func:`reaching`). From
+    VECTOR_GROUPS groups on the first is found in vector registers too (:func:`row_max`), not by
+    a chain of compares each waiting on the last: 0.95-0.97 times the time at (150,250) (16
+    groups), 0.92-0.94 at (100,500) (32); with 7 or 13 the chain, whose branches the processor
+    predicts, is faster (G(20, 0.3), K = 100: 1.01-1.02 with the vector form; in lockstep, where
+    each choice waits on the last, 1.06-1.09)."""
     groups = top.shape[1]
     if groups <= REACH:  # the first group of largest bound; the groups that reach the value
-        first = np.int64(lowest_bit(reaching(top, n, groups, row_max(top, n, groups))))
+        if groups >= VECTOR_GROUPS:
+            first = np.int64(lowest_bit(reaching(top, n, groups, row_max(top, n, groups))))
+        else:
+            first = _first_top(top, n, groups)
         best, value = _group_best(mean, inv_sqrt, n, first, width)
         left = reaching(top, n, groups, value) & ~(np.uint64(1) << np.uint64(first))
         while left:
@@ -274,10 +281,7 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
                 if index > value or (index == value and s < best):
                     best, value = s, index
         return best
-    high, first = top[n, 0], 0  # the first group of largest bound
-    for g in range(1, groups):
-        if top[n, g] > high:
-            high, first = top[n, g], g
+    first = _first_top(top, n, groups)
     best, value = _group_best(mean, inv_sqrt, n, first, width)
     for g in range(groups):
         bound = top[n, g]
@@ -286,6 +290,16 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
             if index > value or (index == value and s < best):
                 best, value = s, index
     return best
+
+
+@njit(cache=True, inline="always")
+def _first_top(top, n, groups):
+    """The first group of largest bound, by a scan."""
+    high, first = top[n, 0], 0
+    for g in range(1, groups):
+        if top[n, g] > high:
+            high, first = top[n, g], g
+    return first
 
 
 @njit(cache=True, inline="always")
