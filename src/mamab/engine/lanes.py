@@ -352,6 +352,32 @@ def span_first_max(typingctx, mean, inv_sqrt, row, start, width):
 REACH = 64
 
 
+def _row_in_eights(context, builder, sig, args, take):
+    """Code that visits ``values[row, :count]`` (args 0-2) eight at a time: each eight by a
+    masked load that reads nothing past ``count`` (-inf there), handed to ``take(chunk, inside,
+    base)`` with the lanes inside ``count`` and the eight's first column."""
+    values_v, row_v, count_v = args[:3]
+    i64, i32 = ir.IntType(64), ir.IntType(32)
+    vec = ir.VectorType(ir.DoubleType(), 8)
+    row = context.cast(builder, row_v, sig.args[1], types.int64)
+    count = context.cast(builder, count_v, sig.args[2], types.int64)
+    first = _entry_pointer(context, builder, sig.args[0], values_v, row, ir.Constant(i64, 0))
+    load = cgutils.get_or_insert_function(
+        builder.module,
+        ir.FunctionType(vec, [vec.as_pointer(), i32, ir.VectorType(ir.IntType(1), 8), vec]),
+        "llvm.masked.load.v8f64.p0v8f64",
+    )
+    lane = ir.Constant(ir.VectorType(i64, 8), list(range(8)))
+    passthru = ir.Constant(vec, [float("-inf")] * 8)
+    chunks = builder.udiv(builder.add(count, ir.Constant(i64, 7)), ir.Constant(i64, 8))
+    with cgutils.for_range(builder, chunks) as loop:
+        base = builder.mul(loop.index, ir.Constant(i64, 8))
+        left = builder.sub(count, base)
+        inside = builder.icmp_signed("<", lane, _splat(builder, left, ir.VectorType(i64, 8)))
+        pointer = builder.bitcast(builder.gep(first, [base]), vec.as_pointer())
+        take(builder.call(load, [pointer, ir.Constant(i32, 8), inside, passthru]), inside, base)
+
+
 @intrinsic
 def reaching(typingctx, values, row, count, level):
     """A mask whose bit g is set when ``values[row, g] >= level``, for g < ``count`` (at most
@@ -368,33 +394,17 @@ def reaching(typingctx, values, row, count, level):
         )
 
     def codegen(context, builder, sig, args):
-        values_v, row_v, count_v, level_v = args
-        i64, i32 = ir.IntType(64), ir.IntType(32)
-        vec = ir.VectorType(ir.DoubleType(), 8)
-        row = context.cast(builder, row_v, sig.args[1], types.int64)
-        count = context.cast(builder, count_v, sig.args[2], types.int64)
-        first = _entry_pointer(context, builder, sig.args[0], values_v, row, ir.Constant(i64, 0))
-        level = context.cast(builder, level_v, sig.args[3], types.float64)
-        splat = _splat(builder, level, vec)
-        load = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(vec, [vec.as_pointer(), i32, ir.VectorType(ir.IntType(1), 8), vec]),
-            "llvm.masked.load.v8f64.p0v8f64",
-        )
-        lane = ir.Constant(ir.VectorType(i64, 8), list(range(8)))
-        passthru = ir.Constant(vec, [float("-inf")] * 8)
+        i64 = ir.IntType(64)
+        level = context.cast(builder, args[3], sig.args[3], types.float64)
+        splat = _splat(builder, level, ir.VectorType(ir.DoubleType(), 8))
         mask = cgutils.alloca_once_value(builder, ir.Constant(i64, 0))
-        chunks = builder.udiv(builder.add(count, ir.Constant(i64, 7)), ir.Constant(i64, 8))
-        with cgutils.for_range(builder, chunks) as loop:
-            c = loop.index
-            base = builder.mul(c, ir.Constant(i64, 8))
-            left = builder.sub(count, base)
-            inside = builder.icmp_signed("<", lane, _splat(builder, left, ir.VectorType(i64, 8)))
-            pointer = builder.bitcast(builder.gep(first, [base]), vec.as_pointer())
-            chunk = builder.call(load, [pointer, ir.Constant(i32, 8), inside, passthru])
+
+        def take(chunk, inside, base):
             reach = builder.and_(builder.fcmp_ordered(">=", chunk, splat), inside)
             bits = builder.zext(builder.bitcast(reach, ir.IntType(8)), i64)
             builder.store(builder.or_(builder.load(mask), builder.shl(bits, base)), mask)
+
+        _row_in_eights(context, builder, sig, args, take)
         return builder.load(mask)
 
     return types.uint64(values, row, count, level), codegen
@@ -413,31 +423,15 @@ def row_max(typingctx, values, row, count):
         raise TypingError("row_max(values, row, count): a 2-d float64 C array, two ints")
 
     def codegen(context, builder, sig, args):
-        values_v, row_v, count_v = args
-        i64, i32 = ir.IntType(64), ir.IntType(32)
         vec = ir.VectorType(ir.DoubleType(), 8)
-        row = context.cast(builder, row_v, sig.args[1], types.int64)
-        count = context.cast(builder, count_v, sig.args[2], types.int64)
-        first = _entry_pointer(context, builder, sig.args[0], values_v, row, ir.Constant(i64, 0))
-        load = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(vec, [vec.as_pointer(), i32, ir.VectorType(ir.IntType(1), 8), vec]),
-            "llvm.masked.load.v8f64.p0v8f64",
-        )
-        lane = ir.Constant(ir.VectorType(i64, 8), list(range(8)))
-        passthru = ir.Constant(vec, [float("-inf")] * 8)
-        high = cgutils.alloca_once_value(builder, passthru)
-        chunks = builder.udiv(builder.add(count, ir.Constant(i64, 7)), ir.Constant(i64, 8))
-        with cgutils.for_range(builder, chunks) as loop:
-            base = builder.mul(loop.index, ir.Constant(i64, 8))
-            left = builder.sub(count, base)
-            inside = builder.icmp_signed("<", lane, _splat(builder, left, ir.VectorType(i64, 8)))
-            pointer = builder.bitcast(builder.gep(first, [base]), vec.as_pointer())
-            chunk = builder.call(load, [pointer, ir.Constant(i32, 8), inside, passthru])
+        high = cgutils.alloca_once_value(builder, ir.Constant(vec, [float("-inf")] * 8))
+
+        def take(chunk, inside, base):
             so_far = builder.load(high)
-            builder.store(
-                builder.select(builder.fcmp_ordered(">", chunk, so_far), chunk, so_far), high
-            )
+            larger = builder.fcmp_ordered(">", chunk, so_far)
+            builder.store(builder.select(larger, chunk, so_far), high)
+
+        _row_in_eights(context, builder, sig, args, take)
         return _tree_max(builder, builder.load(high))
 
     return types.float64(values, row, count), codegen
