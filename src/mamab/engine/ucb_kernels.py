@@ -260,7 +260,7 @@ def choose_grouped(top, mean, inv_sqrt, n, width):
     value found (or reaches it, before the best slot) can hold the maximum (1.22 groups per
     choice at (150,250)): found as a bit mask of vector compares (:func:`reaching`). From
     VECTOR_GROUPS groups on the first is found in vector registers too (:func:`row_max`), not by
-    a chain of compares each waiting on the last: 0.95-0.97 times the time at (150,250) (16
+    a chain of compares each waiting on the last: 0.95-1.00 times the time at (150,250) (16
     groups), 0.92-0.94 at (100,500) (32); with 7 or 13 the chain, whose branches the processor
     predicts, is faster (G(20, 0.3), K = 100: 1.01-1.02 with the vector form; in lockstep, where
     each choice waits on the last, 1.06-1.09)."""
