@@ -538,7 +538,6 @@ def _chunk_kernel(name: str, wide_sets: bool):
                             ready &= SMALL_SET < size[n] <= LANE_SET
                             longest = max(longest, size[n])
                     if ready:  # one width, one scan, no check per agent (the same choices)
-                        scanned[part] = step
                         width = ucb_width(alpha, samples[lo])
                         lane_argmax(
                             lane_mean[part], lane_inv[part], longest, width, lane_best[part]
