@@ -227,6 +227,33 @@ def _mirror(ucb, n):
 
 
 @njit(cache=True)
+def _to_lanes(ucb, tile, hi, tile_arm, tile_count, tile_total):
+    """The agents of a tile (up to ``hi``) copy their arms, counts and sums to lanes (slot s of
+    lane j at s·LANES + j), where a ready tile learns until its window ends."""
+    for n in range(tile * LANES, hi):
+        j = n - tile * LANES
+        for s in range(ucb.size[n]):
+            e = s * LANES + j
+            tile_arm[e] = ucb.slot_arm[n, s]
+            tile_count[e] = ucb.count[n, s]
+            tile_total[e] = ucb.total[n, s]
+
+
+@njit(cache=True)
+def _from_lanes(ucb, tile, hi, tile_count, tile_total):
+    """The agents of a tile (up to ``hi``) take back their counts, sums, means and 1/sqrt n from
+    lanes (:func:`_to_lanes`)."""
+    for n in range(tile * LANES, hi):
+        j = n - tile * LANES
+        for s in range(ucb.size[n]):
+            e = s * LANES + j
+            ucb.count[n, s] = tile_count[e]
+            ucb.total[n, s] = tile_total[e]
+            ucb.mean[n, s] = ucb.lane_mean[tile, e]
+            ucb.inv_sqrt[n, s] = ucb.lane_inv[tile, e]
+
+
+@njit(cache=True)
 def _flood(plan, counters, ex, held, faults, attack, step, alive, recs):
     """Relay: ``plan.relay_rounds`` rounds of forwarding the (origin, arm) pairs first learned
     the round before.
@@ -503,6 +530,10 @@ def _chunk_kernel(name: str, wide_sets: bool):
         recs = np.empty(n_agents, dtype=np.int64)
         alive = np.ones(n_agents, dtype=np.bool_)
         lane_width = np.zeros(LANES)
+        # a ready tile's arms, counts and sums in lanes (_to_lanes), as its means are
+        tile_arm = np.zeros(lane_mean.shape[1], dtype=np.uint64)
+        tile_count = np.zeros(lane_mean.shape[1], dtype=np.int64)
+        tile_total = np.zeros(lane_mean.shape[1])
         rows, row = noise.shape[0], 0
         while row < rows:
             first = pos[STEP] + 1  # the window's first step
@@ -529,7 +560,7 @@ def _chunk_kernel(name: str, wide_sets: bool):
                 for r in range(row, row + span):
                     step = first + r - row
                     width, cached = 0.0, -1
-                    if band == LANES and not ready:  # once so, so until the window's end
+                    if wide_sets and band == LANES and not ready:  # once so, so till the end
                         ready = True
                         for n in range(lo, hi):
                             ready &= (
@@ -537,17 +568,31 @@ def _chunk_kernel(name: str, wide_sets: bool):
                             )
                             ready &= SMALL_SET < size[n] <= LANE_SET
                             longest = max(longest, size[n])
-                    if ready:  # one width, one scan, no check per agent (the same choices)
+                        if ready:  # its counts, sums and arms in lanes too, till the window ends
+                            _to_lanes(ucb, part, hi, tile_arm, tile_count, tile_total)
+                    if wide_sets and ready:  # one width, one scan, no check per agent (the
+                        # same choices), learning in lanes alone
                         width = ucb_width(alpha, samples[lo])
                         lane_argmax(
                             lane_mean[part], lane_inv[part], longest, width, lane_best[part]
                         )
-                    for n in range(lo, hi):
-                        if not alive[n]:
-                            continue  # crashed: plays nothing
-                        if ready:
-                            slot = lane_best[part, n - lo]
-                        else:  # choose: untried slots first, in order; then the UCB argmax
+                        for n in range(lo, hi):
+                            j = n - lo
+                            e = np.uint64(lane_best[part, j] * LANES + j)
+                            arm = tile_arm[e]
+                            reward = reward_from(means, bernoulli, sigma, noise[r, n], arm)
+                            c = tile_count[e] + 1
+                            tile_count[e] = c
+                            tile_total[e] += reward
+                            lane_mean[part, e] = tile_total[e] / c
+                            lane_inv[part, e] = 1.0 / math.sqrt(c)
+                            samples[n] += 1
+                            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
+                    else:
+                        for n in range(lo, hi):
+                            if not alive[n]:
+                                continue  # crashed: plays nothing
+                            # choose: untried slots first, in order; then the UCB argmax
                             slot = untried[n]
                             while slot < size[n] and count[n, slot] > 0:
                                 slot += 1
@@ -607,27 +652,29 @@ def _chunk_kernel(name: str, wide_sets: bool):
                                                 seen,
                                             )
                                         )
-                        # play and learn; unsigned indices (kernel_api: no wraparound code)
-                        played = np.uint64(slot)
-                        arm = np.uint64(slot_arm[n, played])
-                        reward = reward_from(means, bernoulli, sigma, noise[r, n], arm)
-                        ucb_update(count, total, mean, inv_sqrt, n, played, reward)
-                        # a skipped arm changed: keep its bound
-                        if wide_sets and size[n] > LANE_SET and not in_cand[n, played]:
-                            bound[n] = max(
-                                bound[n], mean[n, played] + block_width[n] * inv_sqrt[n, played]
-                            )
-                        # the lane copy (read only beyond; _mirror when sets grow)
-                        if wide_sets and size[n] > SMALL_SET:
-                            e = played * LANES + n % LANES
-                            lane_mean[n // LANES, e] = mean[n, played]
-                            lane_inv[n // LANES, e] = inv_sqrt[n, played]
-                        samples[n] += 1
-                        pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
+                            # play and learn; unsigned indices (kernel_api: no wraparound code)
+                            played = np.uint64(slot)
+                            arm = np.uint64(slot_arm[n, played])
+                            reward = reward_from(means, bernoulli, sigma, noise[r, n], arm)
+                            ucb_update(count, total, mean, inv_sqrt, n, played, reward)
+                            # a skipped arm changed: keep its bound
+                            if wide_sets and size[n] > LANE_SET and not in_cand[n, played]:
+                                bound[n] = max(
+                                    bound[n], mean[n, played] + block_width[n] * inv_sqrt[n, played]
+                                )
+                            # the lane copy (read only beyond; _mirror when sets grow)
+                            if wide_sets and size[n] > SMALL_SET:
+                                e = played * LANES + n % LANES
+                                lane_mean[n // LANES, e] = mean[n, played]
+                                lane_inv[n // LANES, e] = inv_sqrt[n, played]
+                            samples[n] += 1
+                            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
                     if point < grid.size and step == grid[point]:  # these agents' regret
                         for n in range(lo, hi):
                             out.recorded[n, point] = regret[n]
                         point += 1
+                if wide_sets and ready:  # the rows catch up with the lanes
+                    _from_lanes(ucb, part, hi, tile_count, tile_total)
             for _ in range(span):  # the window's steps end in order (exchanges, bits sent)
                 pos[IN_PHASE] += 1
                 ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
