@@ -341,15 +341,15 @@ def test_compile_notice_only_when_the_cache_is_cold(tmp_path, capsys, monkeypatc
 
 
 def test_kernels_compiled_from_one_source_are_warm_when_either_is_cached(monkeypatch):
-    """A user whose LCC runs all take the small-set kernel never compiles the general one: no
-    compile notice for them on every run (it once said "compiling" each time)."""
-    import mamab.algorithms.lcc.kernel as kernels
+    """A user whose full-communication runs all take one of the UCB baselines' kernels (by the
+    faults they meet) never compiles the others: no compile notice for them on every run."""
+    import mamab.algorithms.ucb.kernel as kernels
     from mamab.engine import warmup
 
     for cached, expected in (
-        ({"run_chunk_small"}, False),
-        ({"run_chunk"}, False),
-        ({"run_chunk", "run_chunk_small"}, False),
+        ({"ucb_chunk_faultless"}, False),
+        ({"ucb_chunk"}, False),
+        ({"ucb_chunk", "ucb_chunk_lossy"}, False),
         (set(), True),
     ):
         monkeypatch.setattr(
@@ -359,7 +359,7 @@ def test_kernels_compiled_from_one_source_are_warm_when_either_is_cached(monkeyp
                 k.py_func.__module__ != kernels.__name__ or k.__name__ in cached
             ),
         )
-        assert warmup.cold(["lcc-ucb"]) is expected, cached
+        assert warmup.cold(["full-communication"]) is expected, cached
 
 
 def test_cache_state_is_read_from_numba(tmp_path):

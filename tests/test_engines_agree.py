@@ -137,31 +137,17 @@ def test_full_communication_in_lockstep(monkeypatch):
     assert not calls
 
 
-def test_lcc_kernel_for_small_sets_gives_the_general_kernel_s_results(monkeypatch):
-    """A run whose sets never exceed SMALL_SET takes the LCC kernel compiled with the plain scan
-    alone; forced onto the general kernel it gives the same results, faults and liars too."""
-    import mamab.algorithms.lcc.kernel as kernels
-
-    assert kernels.entry_kernel(kernels.SMALL_SET) is kernels.run_chunk_small
-    assert kernels.entry_kernel(kernels.SMALL_SET + 1) is kernels.run_chunk
-    taken = []
-    choose = kernels.entry_kernel
-    monkeypatch.setattr(
-        kernels, "entry_kernel", lambda slots: taken.append(choose(slots)) or taken[-1]
-    )
-    configs = [
-        Config(algorithm, agents=6, arms=30, horizon=900, graph="ring", seed=7, runs=2, **extra)
-        for algorithm in ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust")
+def test_lcc_family_small_sets_in_vector_lanes():
+    """Sets of a few arms scan in their tile's lanes too, tiles full and partial (6 agents), with
+    faults and liars: the reference's results."""
+    for algorithm in ("lcc-ucb", "lcc-ucb-graph", "lcc-ucb-relay", "lcc-ucb-robust"):
         for extra in (
             {},
             {"loss": 0.2, "delay": 0.3, "crash_rate": 0.002, "recover_after": 40, "malicious": 1},
-        )
-    ]
-    small = [simulate(c, engine="fast", jobs=1) for c in configs]
-    assert set(taken) == {kernels.run_chunk_small}
-    monkeypatch.setattr(kernels, "entry_kernel", lambda slots: kernels.run_chunk)
-    for config, result in zip(configs, small, strict=True):
-        assert simulate(config, engine="fast", jobs=1) == result, config.algorithm
+        ):
+            assert_identical(
+                Config(algorithm, agents=6, arms=30, horizon=900, graph="ring", seed=7, **extra)
+            )
 
 
 def test_ucb_kernels_for_fewer_faults_give_the_general_kernel_s_results(monkeypatch):
@@ -268,7 +254,7 @@ def test_agents_alone_in_vector_lanes():
 
 
 def test_lcc_family_beyond_small_sets_in_vector_lanes():
-    # Agents holding more than SMALL_SET (24) arms choose by their tile's scan in vector lanes,
+    # Agents holding tens to hundreds of arms choose by their tile's scan in vector lanes,
     # beyond LANE_SET (256) by lazy candidates: tiles full and partial, sets that grow at phase
     # ends (recommendations, a relay's flood, late ones under delay) and cross LANE_SET within a
     # tile (1270 arms among 5 agents: 254 each, up to 4 recommended at the end of short phases),
@@ -304,7 +290,7 @@ def test_lcc_family_beyond_small_sets_in_vector_lanes():
             loss=0.1,
             delay=0.3,
         ),
-        # a relay whose flood gives every agent more than SMALL_SET arms at a phase's end
+        # a relay whose flood gives every agent more than 24 arms at a phase's end
         Config("lcc-ucb-relay", agents=12, arms=240, horizon=2000, seed=0, params=short_phases),
         Config(
             "lcc-ucb-robust",

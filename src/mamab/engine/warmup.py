@@ -44,8 +44,8 @@ def _cached(kernel) -> bool:
 def cold(algorithms: list[str]) -> bool:
     """Whether running any of ``algorithms`` on the fast engine will compile a kernel first.
 
-    Entry kernels compiled from one source (the LCC family's for small and for wide sets, the
-    UCB baselines' for each kind of fault) count as one, warm when any is cached: which of them a
+    Entry kernels compiled from one source (the UCB baselines' for each kind of fault) count as
+    one, warm when any is cached: which of them a
     run takes depends on its graph and faults, and a notice on every run of a user who never
     needs the others would cry wolf (the first run that needs one compiles it without the
     notice)."""
@@ -104,9 +104,6 @@ def warmup_configs():
                 crash_rate=0.01,
                 recover_after=5,
             )
-    # the LCC family's kernel for sets beyond SMALL_SET arms (K/N plus a degree above 24): the
-    # configurations above all take its kernel for small sets
-    yield Config("lcc-ucb", agents=3, arms=75, horizon=64, graph="ring")
     # the UCB baselines' kernel for runs whose only fault is message loss
     yield Config("full-communication", agents=3, arms=6, horizon=64, graph="ring", loss=0.1)
 

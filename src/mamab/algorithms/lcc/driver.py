@@ -81,8 +81,7 @@ def run(run: FastRun) -> RunResult:
     )
     out, rewards, faults = rec.out(grid, trace), run.rewards(), rec.faults()
     held, attack = rec.held(), rec.attacks()
-    kernel = kernels.entry_kernel(slots)
-    run.feed(kernel, rewards, out, faults, held, attack, ucb, plan, exchange)
+    run.feed(kernels.run_chunk, rewards, out, faults, held, attack, ucb, plan, exchange)
     return rec.result(instance, trace)
 
 

@@ -6,37 +6,29 @@ once and without helper calls: numba charges reference counting for every array 
 touches, which would dominate a loop this tight. Helpers run only on cold paths (phase ends,
 floods).
 
-Within a phase agents learn only their own samples, so an agent holding more than SMALL_SET
-arms (and at most LANE_SET; beyond, the lazy candidates of :mod:`mamab.engine.ucb_kernels`)
-chooses by a scan of its tile of LANES agents in vector lanes
-(:func:`mamab.engine.lanes.lane_argmax`), on an interleaved copy of the means and 1/sqrt n
-(``lane_mean``, ``lane_inv``) that every write of theirs keeps equal while the agent holds more
-than SMALL_SET arms. Its arms change only at a phase's end (:func:`_insert`), when a late
-recommendation arrives (:func:`_join`) and when it restarts after a crash; each copies the
-agent's row again (:func:`_mirror`) if it then holds more than SMALL_SET arms: no other lane is
-read, and a call that copies nothing still counts references. A tile is scanned once per
-step, when its first agent that needs the scan chooses: the agents after it in the tile have not
-played yet, so the scan sees their state as their own turn will.
+Within a phase agents learn only their own samples, so an agent holding at most LANE_SET arms
+(beyond, the lazy candidates of :mod:`mamab.engine.ucb_kernels`) chooses by a scan of its tile
+of LANES agents in vector lanes (:func:`mamab.engine.lanes.lane_argmax`), on an interleaved copy
+of the means and 1/sqrt n (``lane_mean``, ``lane_inv``) that every write of theirs keeps equal.
+Its arms change only at a phase's end (:func:`_insert`), when a late recommendation arrives
+(:func:`_join`) and when it restarts after a crash; each copies the agent's row again
+(:func:`_mirror`). A tile is scanned once per step, when its first agent that needs the scan
+chooses: the agents after it in the tile have not played yet, so the scan sees their state as
+their own turn will. Sets of a few arms scan in lanes too: a plain scan of each agent's set (a
+chain of compares, one per arm) took 1.0–1.6 times the time on the paper's panels (LCC-UCB at
+(10,200) 1.6, the relay 1.1–1.25; benchmarks/README.md, fourteenth round).
 
 Steps run in windows (:func:`_quiet_rows`): the steps up to the phase's end (or the chunk's) in
 which no agent crashes or comes back and no held message arrives. Within one every agent learns
-only its own samples, so when some agent's set is scanned in vector lanes the window is played
-tile by tile, each tile's steps one after the other with its lanes in the first-level cache (the
-relay's phase of 126 arms at N = 150: 0.75 times the time per step); with small sets alone, step
-by step as before (tile by tile, each agent's next choice would wait on its last division: 1.27
-times the time). A window's steps then end in order: exchanges, regret and bits at grid points.
-Once every agent of a tile scans its lanes, has tried its arms and has seen as many samples as
-the others, it stays so until the window ends: the tile then takes one width and one scan a
-step, with no check per agent (the relay 0.93 times the time), and learns in its lanes alone,
-as agents alone do (:func:`_to_lanes` copies its arms, counts and sums there; its rows, which
-a phase's end and a late recommendation read, catch up when the window ends:
-:func:`_from_lanes`; the relay 0.84-0.90 times the time again).
-
-The entry kernel is compiled twice from one source (:func:`_chunk_kernel`): ``run_chunk`` for
-runs whose sets may exceed SMALL_SET slots and ``run_chunk_small`` for the others (ceil(K/N)
-plus the largest degree, or N − 1 heard for the relay, at most SMALL_SET; the driver picks with
-:func:`entry_kernel`). The small runs' hot loop then holds no code of the lanes and candidates,
-which had made them 1.16–1.28 times slower (benchmarks/README.md).
+only its own samples, so the window is played tile by tile, each tile's steps one after the
+other with its lanes in the first-level cache (the relay's phase of 126 arms at N = 150: 0.75
+times the time per step). A window's steps then end in order: exchanges, regret and bits at
+grid points. Once every agent of a tile has tried its arms and has seen as many samples as the
+others, it stays so until the window ends: the tile then takes one width and one scan a step,
+with no check per agent (the relay 0.93 times the time), and learns in its lanes alone, as
+agents alone do (:func:`_to_lanes` copies its arms, counts and sums there; its rows, which a
+phase's end and a late recommendation read, catch up when the window ends: :func:`_from_lanes`;
+the relay 0.84-0.90 times the time again).
 
 The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
 the run's arms (``Rewards``), recording (``Out``: ``pos`` holds [step, phase, step in phase, next
@@ -102,13 +94,11 @@ __all__ = [
     "Exchange",
     "Plan",
     "Ucb",
-    "entry_kernel",
     "run_chunk",
-    "run_chunk_small",
 ]
 OFFENCES, BLOCKED, TAKEN = 0, 1, 2  # rows of the robust agents' ``trust`` (3, CSR edges)
-SMALL_SET = 24  # up to this many slots, a plain scan; beyond, the tile's scan in vector lanes
-LANE_SET = 256  # up to this many; beyond, lazy candidates (measured: equal at 500 slots)
+LANE_SET = 256  # sets up to this many scan in vector lanes; beyond, lazy candidates (measured:
+# equal at 500 slots)
 
 
 class Ucb(NamedTuple):
@@ -188,8 +178,7 @@ def _join(ucb, n, arm):
     inv_sqrt[n, at] = 0.0
     ucb.untried[n] = 0  # the new arm is tried first; then the candidates are rebuilt
     ucb.block_end[n] = -1
-    if m + 1 > SMALL_SET:
-        _mirror(ucb, n)
+    _mirror(ucb, n)
 
 
 @njit(cache=True, inline="always")
@@ -219,8 +208,7 @@ def _place(slot_arm, m, n, arm):
 
 @njit(cache=True)
 def _mirror(ucb, n):
-    """Agent n's lane of its tile copies its slots again (cold path: its slots moved). Callers
-    call it only for an agent holding more than SMALL_SET arms, the only lanes read."""
+    """Agent n's lane of its tile copies its slots again (cold path: its slots moved)."""
     tile, lane = n // LANES, n % LANES
     lane_mean, lane_inv, size = ucb.lane_mean[tile], ucb.lane_inv[tile], ucb.size[n]
     for s in range(ucb.mean.shape[1]):
@@ -434,8 +422,7 @@ def _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive):
                 for o in range(n_agents):
                     if o != n and known[n, o]:
                         _insert(slot_arm, size, n, heard[n, o])
-                if size[n] > SMALL_SET:
-                    _mirror(ucb, n)
+                _mirror(ucb, n)
         return
     for n in range(n_agents):
         degree = indptr[n + 1] - indptr[n]
@@ -468,8 +455,7 @@ def _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive):
                 _insert(slot_arm, size, v, arm)
     if more:
         for n in range(n_agents):
-            if size[n] > SMALL_SET:
-                _mirror(ucb, n)
+            _mirror(ucb, n)
 
 
 @njit(cache=True)
@@ -503,202 +489,176 @@ def _late_recommendations(plan, held, ex, ucb, counters, alive, ended, phase):
                 _join(ucb, v, arm)
 
 
-def _chunk_kernel(name: str, wide_sets: bool):
-    """The entry kernel, compiled for runs whose sets may exceed SMALL_SET slots
-    (``wide_sets``: the vector lanes and the lazy candidates) or for runs whose sets never do
-    (the plain scan alone). One source, two kernels: ``wide_sets`` is a constant of each
-    (a closure variable), so the small runs' hot loop carries no code of the other paths."""
+def _run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
+    """Simulate ``noise.shape[0]`` steps of every agent of one run, in windows (module
+    docstring): a tile's regret at a grid point is recorded when the tile reaches it, the bits
+    sent when the step ends (no message is sent within a window).
 
-    def run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
-        """Simulate ``noise.shape[0]`` steps of every agent of one run, in windows (module
-        docstring): a tile's regret at a grid point is recorded when the tile reaches it, the bits
-        sent when the step ends (no message is sent within a window).
-
-        Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
-        """
-        # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
-        count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
-        untried, samples, slot_arm, size = ucb.untried, ucb.samples, ucb.slot_arm, ucb.size
-        cand, in_cand, n_cand, bound = ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
-        block_end, block_width = ucb.block_end, ucb.block_width
-        lane_mean, lane_inv = ucb.lane_mean, ucb.lane_inv
-        lane_best, scanned = ucb.lane_best, ucb.scanned
-        mode, alpha, indptr, phase_len = plan.mode, plan.alpha, plan.indptr, plan.phase_len
-        pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
-        late_n = held.late_n
-        means, gaps = rewards.means, rewards.gaps
-        bernoulli, sigma = rewards.bernoulli, rewards.sigma
-        regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
-        n_agents = slot_arm.shape[0]
-        recs = np.empty(n_agents, dtype=np.int64)
-        alive = np.ones(n_agents, dtype=np.bool_)
-        lane_width = np.zeros(LANES)
-        # a ready tile's arms, counts and sums in lanes (_to_lanes), as its means are
-        tile_arm = np.zeros(lane_mean.shape[1], dtype=np.uint64)
-        tile_count = np.zeros(lane_mean.shape[1], dtype=np.int64)
-        tile_total = np.zeros(lane_mean.shape[1])
-        rows, row = noise.shape[0], 0
-        while row < rows:
-            first = pos[STEP] + 1  # the window's first step
-            for n in range(n_agents):
-                alive[n] = first < crash[n] or first >= back[n]
-                if first == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
-                    _restart_ucb(ucb, plan.block, n, n + 1)
-                    if size[n] > SMALL_SET:
-                        _mirror(ucb, n)
-                    if mode == ROBUST:
-                        _forget_trust(ex.trust, indptr, n)
-            span = 1  # rows of the window; tile by tile if more (_quiet_rows)
-            if late_n[0] == 0:
-                most = min(rows - row, phase_len[pos[PHASE]] - pos[IN_PHASE])
-                span = _quiet_rows(crash, back, first, most)
-            band = n_agents  # agents that play the window's rows together
-            if wide_sets and span > 1 and size.max() > SMALL_SET:
-                band = LANES  # a tile: its lanes stay in cache
-            for part in range(-(-n_agents // band)):
-                lo = part * band
-                hi = min(lo + band, n_agents)
-                point = pos[GRID]
-                ready, longest = False, 0  # a tile whose every agent scans its lanes (below)
-                for r in range(row, row + span):
-                    step = first + r - row
-                    width, cached = 0.0, -1
-                    if wide_sets and band == LANES and not ready:  # once so, so till the end
-                        ready = True
-                        for n in range(lo, hi):
-                            ready &= (
-                                alive[n] and untried[n] == size[n] and samples[n] == samples[lo]
+    Agent n is dead during steps crash[n] .. back[n] - 1 and restarts with fresh state at back[n].
+    """
+    # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
+    count, total, mean, inv_sqrt = ucb.count, ucb.total, ucb.mean, ucb.inv_sqrt
+    untried, samples, slot_arm, size = ucb.untried, ucb.samples, ucb.slot_arm, ucb.size
+    cand, in_cand, n_cand, bound = ucb.cand, ucb.in_cand, ucb.n_cand, ucb.bound
+    block_end, block_width = ucb.block_end, ucb.block_width
+    lane_mean, lane_inv = ucb.lane_mean, ucb.lane_inv
+    lane_best, scanned = ucb.lane_best, ucb.scanned
+    mode, alpha, indptr, phase_len = plan.mode, plan.alpha, plan.indptr, plan.phase_len
+    pos, counters, crash, back = out.pos, out.counters, faults.crash, faults.back
+    late_n = held.late_n
+    means, gaps = rewards.means, rewards.gaps
+    bernoulli, sigma = rewards.bernoulli, rewards.sigma
+    regret, trace, trace_out, grid = out.regret, out.trace, out.trace_out, out.grid
+    n_agents = slot_arm.shape[0]
+    recs = np.empty(n_agents, dtype=np.int64)
+    alive = np.ones(n_agents, dtype=np.bool_)
+    lane_width = np.zeros(LANES)
+    # a ready tile's arms, counts and sums in lanes (_to_lanes), as its means are
+    tile_arm = np.zeros(lane_mean.shape[1], dtype=np.uint64)
+    tile_count = np.zeros(lane_mean.shape[1], dtype=np.int64)
+    tile_total = np.zeros(lane_mean.shape[1])
+    rows, row = noise.shape[0], 0
+    while row < rows:
+        first = pos[STEP] + 1  # the window's first step
+        for n in range(n_agents):
+            alive[n] = first < crash[n] or first >= back[n]
+            if first == back[n]:  # back from a crash: a fresh UCB (on S_n for the LCC family)
+                _restart_ucb(ucb, plan.block, n, n + 1)
+                _mirror(ucb, n)
+                if mode == ROBUST:
+                    _forget_trust(ex.trust, indptr, n)
+        span = 1  # rows of the window; tile by tile if more (_quiet_rows)
+        if late_n[0] == 0:
+            most = min(rows - row, phase_len[pos[PHASE]] - pos[IN_PHASE])
+            span = _quiet_rows(crash, back, first, most)
+        band = n_agents  # agents that play the window's rows together
+        if span > 1:
+            band = LANES  # a tile: its lanes stay in cache
+        for part in range(-(-n_agents // band)):
+            lo = part * band
+            hi = min(lo + band, n_agents)
+            point = pos[GRID]
+            ready, longest = False, 0  # a tile whose every agent scans its lanes (below)
+            for r in range(row, row + span):
+                step = first + r - row
+                width, cached = 0.0, -1
+                if band == LANES and not ready:  # once so, so until the window's end
+                    ready = True
+                    for n in range(lo, hi):
+                        ready &= alive[n] and untried[n] == size[n] and samples[n] == samples[lo]
+                        ready &= size[n] <= LANE_SET
+                        longest = max(longest, size[n])
+                    if ready:  # its counts, sums and arms in lanes too, till the window ends
+                        _to_lanes(ucb, part, hi, tile_arm, tile_count, tile_total)
+                if ready:  # one width, one scan, no check per agent (the same choices),
+                    # learning in lanes alone
+                    width = ucb_width(alpha, samples[lo])
+                    lane_argmax(lane_mean[part], lane_inv[part], longest, width, lane_best[part])
+                    for n in range(lo, hi):
+                        j = n - lo
+                        e = np.uint64(lane_best[part, j] * LANES + j)
+                        arm = tile_arm[e]
+                        reward = reward_from(means, bernoulli, sigma, noise[r, n], arm)
+                        c = tile_count[e] + 1
+                        tile_count[e] = c
+                        tile_total[e] += reward
+                        lane_mean[part, e] = tile_total[e] / c
+                        lane_inv[part, e] = 1.0 / math.sqrt(c)
+                        samples[n] += 1
+                        pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
+                else:
+                    for n in range(lo, hi):
+                        if not alive[n]:
+                            continue  # crashed: plays nothing
+                        # choose: untried slots first, in order; then the UCB argmax
+                        slot = untried[n]
+                        while slot < size[n] and count[n, slot] > 0:
+                            slot += 1
+                        untried[n] = slot
+                        if slot == size[n]:
+                            seen = samples[n]
+                            if seen != cached:
+                                cached = seen
+                                width = math.sqrt(alpha * math.log(seen + 1))
+                            if size[n] <= LANE_SET:  # the tile's scan in vector lanes,
+                                # once per step, for its agents not played yet (this one
+                                # and the next)
+                                tile_n = n // LANES
+                                if scanned[tile_n] != step:
+                                    scanned[tile_n] = step
+                                    # agents alike have seen as many samples; a larger
+                                    # set's lane than LANE_SET is not read
+                                    longest = 0
+                                    for m in range(n, min(tile_n * LANES + LANES, n_agents)):
+                                        if samples[m] != cached:
+                                            cached = samples[m]
+                                            width = ucb_width(alpha, cached)
+                                        lane_width[m % LANES] = width
+                                        if size[m] <= LANE_SET:
+                                            longest = max(longest, size[m])
+                                    lane_argmax(
+                                        lane_mean[tile_n],
+                                        lane_inv[tile_n],
+                                        longest,
+                                        lane_width,
+                                        lane_best[tile_n],
+                                    )
+                                slot = lane_best[tile_n, n % LANES]
+                            else:  # many arms: the certified lazy argmax
+                                slot = -1
+                                if seen <= block_end[n]:
+                                    slot = certified_candidate(
+                                        cand, n_cand, bound, mean, inv_sqrt, n, width
+                                    )
+                                if slot < 0:
+                                    slot, n_cand[n], bound[n], block_end[n], block_width[n] = (
+                                        rebuild_candidates(
+                                            n,
+                                            size[n],
+                                            mean,
+                                            inv_sqrt,
+                                            cand,
+                                            in_cand,
+                                            width,
+                                            alpha,
+                                            seen,
+                                        )
+                                    )
+                        # play and learn; unsigned indices (kernel_api: no wraparound code)
+                        played = np.uint64(slot)
+                        arm = np.uint64(slot_arm[n, played])
+                        reward = reward_from(means, bernoulli, sigma, noise[r, n], arm)
+                        ucb_update(count, total, mean, inv_sqrt, n, played, reward)
+                        # a skipped arm changed: keep its bound
+                        if size[n] > LANE_SET and not in_cand[n, played]:
+                            bound[n] = max(
+                                bound[n], mean[n, played] + block_width[n] * inv_sqrt[n, played]
                             )
-                            ready &= SMALL_SET < size[n] <= LANE_SET
-                            longest = max(longest, size[n])
-                        if ready:  # its counts, sums and arms in lanes too, till the window ends
-                            _to_lanes(ucb, part, hi, tile_arm, tile_count, tile_total)
-                    if wide_sets and ready:  # one width, one scan, no check per agent (the
-                        # same choices), learning in lanes alone
-                        width = ucb_width(alpha, samples[lo])
-                        lane_argmax(
-                            lane_mean[part], lane_inv[part], longest, width, lane_best[part]
-                        )
-                        for n in range(lo, hi):
-                            j = n - lo
-                            e = np.uint64(lane_best[part, j] * LANES + j)
-                            arm = tile_arm[e]
-                            reward = reward_from(means, bernoulli, sigma, noise[r, n], arm)
-                            c = tile_count[e] + 1
-                            tile_count[e] = c
-                            tile_total[e] += reward
-                            lane_mean[part, e] = tile_total[e] / c
-                            lane_inv[part, e] = 1.0 / math.sqrt(c)
-                            samples[n] += 1
-                            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
-                    else:
-                        for n in range(lo, hi):
-                            if not alive[n]:
-                                continue  # crashed: plays nothing
-                            # choose: untried slots first, in order; then the UCB argmax
-                            slot = untried[n]
-                            while slot < size[n] and count[n, slot] > 0:
-                                slot += 1
-                            untried[n] = slot
-                            if slot == size[n]:
-                                seen = samples[n]
-                                if seen != cached:
-                                    cached = seen
-                                    width = math.sqrt(alpha * math.log(seen + 1))
-                                if not wide_sets or size[n] <= SMALL_SET:  # a plain scan
-                                    value = -math.inf
-                                    for s in range(size[n]):
-                                        index = mean[n, s] + width * inv_sqrt[n, s]
-                                        if index > value:
-                                            slot, value = s, index
-                                elif size[n] <= LANE_SET:  # the tile's scan in vector lanes,
-                                    # once per step, for its agents not played yet (this one
-                                    # and the next)
-                                    tile_n = n // LANES
-                                    if scanned[tile_n] != step:
-                                        scanned[tile_n] = step
-                                        # agents alike have seen as many samples; a larger
-                                        # set's lane than LANE_SET is not read
-                                        longest = 0
-                                        for m in range(n, min(tile_n * LANES + LANES, n_agents)):
-                                            if samples[m] != cached:
-                                                cached = samples[m]
-                                                width = ucb_width(alpha, cached)
-                                            lane_width[m % LANES] = width
-                                            if size[m] <= LANE_SET:
-                                                longest = max(longest, size[m])
-                                        lane_argmax(
-                                            lane_mean[tile_n],
-                                            lane_inv[tile_n],
-                                            longest,
-                                            lane_width,
-                                            lane_best[tile_n],
-                                        )
-                                    slot = lane_best[tile_n, n % LANES]
-                                else:  # many arms: the certified lazy argmax
-                                    slot = -1
-                                    if seen <= block_end[n]:
-                                        slot = certified_candidate(
-                                            cand, n_cand, bound, mean, inv_sqrt, n, width
-                                        )
-                                    if slot < 0:
-                                        slot, n_cand[n], bound[n], block_end[n], block_width[n] = (
-                                            rebuild_candidates(
-                                                n,
-                                                size[n],
-                                                mean,
-                                                inv_sqrt,
-                                                cand,
-                                                in_cand,
-                                                width,
-                                                alpha,
-                                                seen,
-                                            )
-                                        )
-                            # play and learn; unsigned indices (kernel_api: no wraparound code)
-                            played = np.uint64(slot)
-                            arm = np.uint64(slot_arm[n, played])
-                            reward = reward_from(means, bernoulli, sigma, noise[r, n], arm)
-                            ucb_update(count, total, mean, inv_sqrt, n, played, reward)
-                            # a skipped arm changed: keep its bound
-                            if wide_sets and size[n] > LANE_SET and not in_cand[n, played]:
-                                bound[n] = max(
-                                    bound[n], mean[n, played] + block_width[n] * inv_sqrt[n, played]
-                                )
-                            # the lane copy (read only beyond; _mirror when sets grow)
-                            if wide_sets and size[n] > SMALL_SET:
-                                e = played * LANES + n % LANES
-                                lane_mean[n // LANES, e] = mean[n, played]
-                                lane_inv[n // LANES, e] = inv_sqrt[n, played]
-                            samples[n] += 1
-                            pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
-                    if point < grid.size and step == grid[point]:  # these agents' regret
-                        for n in range(lo, hi):
-                            out.recorded[n, point] = regret[n]
-                        point += 1
-                if wide_sets and ready:  # the rows catch up with the lanes
-                    _from_lanes(ucb, part, hi, tile_count, tile_total)
-            for _ in range(span):  # the window's steps end in order (exchanges, bits sent)
-                pos[IN_PHASE] += 1
-                ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
-                if late_n[0] > 0:
-                    _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
-                if ended:
-                    _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
-                if step_ended(pos, grid):
-                    out.recorded_bits[:, pos[GRID]] = counters[BITS]
-                    pos[GRID] += 1
-            row += span
-
-    return njit_as(name, run_chunk, nogil=True)
+                        # the lane copy (read only beyond; _mirror when sets grow)
+                        if size[n] <= LANE_SET:
+                            e = played * LANES + n % LANES
+                            lane_mean[n // LANES, e] = mean[n, played]
+                            lane_inv[n // LANES, e] = inv_sqrt[n, played]
+                        samples[n] += 1
+                        pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
+                if point < grid.size and step == grid[point]:  # these agents' regret
+                    for n in range(lo, hi):
+                        out.recorded[n, point] = regret[n]
+                    point += 1
+            if ready:  # the rows catch up with the lanes
+                _from_lanes(ucb, part, hi, tile_count, tile_total)
+        for _ in range(span):  # the window's steps end in order (exchanges, bits sent)
+            pos[IN_PHASE] += 1
+            ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
+            if late_n[0] > 0:
+                _late_recommendations(plan, held, ex, ucb, counters, alive, ended, pos[PHASE])
+            if ended:
+                _end_phase(out, ucb, plan, ex, held, faults, attack, recs, alive)
+            if step_ended(pos, grid):
+                out.recorded_bits[:, pos[GRID]] = counters[BITS]
+                pos[GRID] += 1
+        row += span
 
 
-#: Every run of the family (sets of any size).
-run_chunk = _chunk_kernel("run_chunk", wide_sets=True)
-#: Runs whose sets never exceed SMALL_SET slots (``max_slots``).
-run_chunk_small = _chunk_kernel("run_chunk_small", wide_sets=False)
-
-
-def entry_kernel(max_slots: int):
-    """The kernel for a run whose agents hold at most ``max_slots`` arms."""
-    return run_chunk_small if max_slots <= SMALL_SET else run_chunk
+#: Every run of the family.
+run_chunk = njit_as("run_chunk", _run_chunk, nogil=True)
