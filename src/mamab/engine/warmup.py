@@ -45,10 +45,9 @@ def cold(algorithms: list[str]) -> bool:
     """Whether running any of ``algorithms`` on the fast engine will compile a kernel first.
 
     Entry kernels compiled from one source (the UCB baselines' for each kind of fault) count as
-    one, warm when any is cached: which of them a
-    run takes depends on its graph and faults, and a notice on every run of a user who never
-    needs the others would cry wolf (the first run that needs one compiles it without the
-    notice)."""
+    one, warm when any is cached: which of them a run takes depends on its graph and faults, and
+    a notice on every run of a user who never needs the others would cry wolf (the first run
+    that needs one compiles it without the notice)."""
     sources: dict[object, bool] = {}
     for module in kernel_modules(algorithms):
         for kernel in _entry_kernels(module):
