@@ -137,6 +137,20 @@ def test_full_communication_in_lockstep(monkeypatch):
     assert not calls
 
 
+def test_lcc_inverse_root_table_holds_the_kernel_s_numbers():
+    """The LCC kernel reads 1 / sqrt(count) from a table made by numpy: every entry must be the
+    scalar expression's bits, or the choices drift from the reference's."""
+    import math
+
+    from mamab.algorithms.lcc.kernel import ROOT_TABLE, inv_root_table
+
+    table = inv_root_table(10**9)
+    assert table.size == ROOT_TABLE and table[0] == 0.0
+    expected = np.array([1.0 / math.sqrt(c) for c in range(1, ROOT_TABLE)])
+    assert np.array_equal(table[1:], expected)
+    assert inv_root_table(100).size == 101
+
+
 def test_lcc_family_small_sets_in_vector_lanes():
     """Sets of a few arms scan in their tile's lanes too, tiles full and partial (6 agents), with
     faults and liars: the reference's results."""

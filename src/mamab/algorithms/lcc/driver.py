@@ -61,6 +61,7 @@ def run(run: FastRun) -> RunResult:
         reverse=reverse_edges(indptr, indices) if robust else np.zeros(1, dtype=np.int64),
         relay_rounds=relay_rounds,
         message_bits=message_bits,
+        inv_root=kernels.inv_root_table(config.horizon),
     )
     ucb = kernels.Ucb(
         slot_arm=slot_arm,
