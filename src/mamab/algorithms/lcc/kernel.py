@@ -25,12 +25,13 @@ other with its lanes in the first-level cache (the relay's phase of 126 arms at 
 times the time per step). A window's steps then end in order: exchanges, regret and bits at
 grid points. Once every agent of a tile has tried its arms and has seen as many samples as the
 others, it stays so until the window ends: the tile then takes one width and one scan a step,
-with no check per agent (the relay 0.93 times the time; the widths of a window's steps are
-computed once for every tile, not by each tile before its scan, which waited on them: 0.91-0.95),
-and learns in its lanes alone, as
+with no check per agent (the relay 0.93 times the time), and learns in its lanes alone, as
 agents alone do (:func:`_to_lanes` copies its arms, counts and sums there; its rows, which a
 phase's end and a late recommendation read, catch up when the window ends: :func:`_from_lanes`;
-the relay 0.84-0.90 times the time again).
+the relay 0.84-0.90 times the time again). The widths of a window's steps are computed once for
+every tile whose agents have seen as many samples as agent 0 (each tile's scan waited on its
+own: 0.91-0.95), and a ready tile's 1/sqrt n is read from a table of the run's counts
+(``Plan.inv_root``: LCC-UCB-GRAPH 0.88).
 
 The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
 the run's arms (``Rewards``), recording (``Out``: ``pos`` holds [step, phase, step in phase, next
