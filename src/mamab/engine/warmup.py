@@ -3,9 +3,9 @@
 numba caches each compiled kernel on disk, in the directory of the running code's fingerprint
 (:mod:`mamab.kernel_cache`: a changed source is a new directory, so a fresh compile). When an
 entry kernel's cache index is missing there the next run compiles it: :func:`compile_notice`
-then prints one line on stderr, once per process (see :func:`cold` for kernels compiled twice
-from one source), and ``mamab warmup`` (:func:`warmup`) compiles every kernel ahead, with
-progress.
+then prints one line on stderr, once per process (see :func:`cold` for kernels compiled
+several times from one source), and ``mamab warmup`` (:func:`warmup`) compiles every kernel
+ahead, with progress.
 """
 
 from __future__ import annotations
