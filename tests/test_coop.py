@@ -86,9 +86,14 @@ def test_kernel_consensus_adds_in_the_agents_order():
 
 def test_kernel_first_max_breaks_ties_to_the_lowest_index():
     from mamab.algorithms.coop.kernel import _first_max
+    from mamab.engine.lanes import LANES
 
     rng = np.random.default_rng(6)
+    best = np.zeros(LANES, dtype=np.int64)
     for size in range(1, 23):
+        padded = -(-size // LANES) * LANES
         for _ in range(20):
-            values = rng.integers(0, 4, size).astype(float)
-            assert _first_max(values) == int(np.argmax(values))
+            values = np.full(padded, -np.inf)
+            values[:size] = rng.integers(0, 4, size)
+            values[:size][(values[:size] == 0) & (rng.random(size) < 0.5)] = -0.0  # ties too
+            assert _first_max(values, np.zeros(padded), best) == int(np.argmax(values))

@@ -28,7 +28,7 @@ from mamab.engine.kernel_api import (
     reward_from,
     step_ended,
 )
-from mamab.engine.ucb_kernels import merge_lanes
+from mamab.engine.lanes import LANES, lane_argmax
 from mamab.faults import DELAY, DELIVER, LOSE, fate
 from mamab.kernel_cache import njit
 
@@ -57,31 +57,19 @@ class Consensus(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _first_max(values):
-    """Index of the first largest of ``values``, scanned in four interleaved lanes.
-
-    Lane j sees j, j+4, ...; each keeps its first maximum and the lanes are merged with ties to
-    the lower index: exactly a plain scan's first maximum, with a quarter of its chain.
-    """
-    size = values.shape[0]
-    b0 = b1 = b2 = b3 = -math.inf
-    i0 = i1 = i2 = i3 = 0
-    s = 0
-    while s + 4 <= size:
-        if values[s] > b0:
-            b0, i0 = values[s], s
-        if values[s + 1] > b1:
-            b1, i1 = values[s + 1], s + 1
-        if values[s + 2] > b2:
-            b2, i2 = values[s + 2], s + 2
-        if values[s + 3] > b3:
-            b3, i3 = values[s + 3], s + 3
-        s += 4
-    while s < size:
-        if values[s] > b0:
-            b0, i0 = values[s], s
-        s += 1
-    return merge_lanes(b0, i0, b1, i1, b2, i2, b3, i3)
+def _first_max(values, zero, best):
+    """Index of the first largest of ``values`` (a multiple of LANES long, padded with -inf):
+    each lane's first maximum in vector lanes (:func:`~mamab.engine.lanes.lane_argmax`, value j
+    of slot s at s·LANES + j, ``zero`` the zero 1/sqrt n beside it), then the first of the
+    largest. A NaN never wins, as in a plain scan with ``>``; 0.93 times coop-UCB2's time at
+    (10,100) against four interleaved scalar chains."""
+    lane_argmax(values, zero, values.size // LANES, 0.0, best)
+    first, high = 0, -math.inf
+    for j in range(LANES):
+        a = best[j] * LANES + j
+        if values[a] > high or (values[a] == high and a < first):
+            first, high = a, values[a]
+    return first
 
 
 @njit(cache=True, error_model="numpy")
@@ -135,7 +123,10 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
     loss, delay, key = faults.loss, faults.delay, faults.key
     n_agents, n_arms = counts.shape
     alive = np.ones(n_agents, dtype=np.bool_)
-    index = np.empty(n_arms)
+    slots = -(-n_arms // LANES)  # the indices as a tile's lanes (arm a: slot a // LANES)
+    index = np.full(slots * LANES, -math.inf)
+    zero = np.zeros(slots * LANES)
+    best = np.zeros(LANES, dtype=np.int64)
     source = np.empty(indices.size, dtype=np.int64)  # each receiver's senders heard, in order,
     stale = np.empty(indices.size, dtype=np.bool_)  # on its edges; each with its last step's
     heard = np.zeros(n_agents, dtype=np.int64)  # estimates; how many (-1: a dead receiver)
@@ -163,7 +154,7 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                 while counts[n, arm] != 0.0:
                     arm += 1
             else:
-                arm = _first_max(index)
+                arm = _first_max(index, zero, best)
             reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             pulled(regret, gaps, trace, trace_out, pos[STEP], n, arm)
             for i in range(n_arms):  # element by element: a slice would count references
