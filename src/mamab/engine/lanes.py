@@ -39,6 +39,7 @@ from numba.core.codegen import get_host_cpu_features
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
+from mamab.engine.aligned import aligned_zeros
 from mamab.kernel_cache import njit
 
 #: agents scanned together (8 float64: one 512-bit vector)
@@ -513,11 +514,11 @@ def lane_ucb(agents: int, arms: int) -> LaneUCB:
     """Fresh state of ``agents`` agents alone on ``arms`` arms (no agents: empty arrays)."""
     tiles = -(-agents // LANES)
     shape = (tiles, arms * LANES)
-    return LaneUCB(
-        count=np.zeros(shape, dtype=np.int64),
-        total=np.zeros(shape),
-        mean=np.zeros(shape),
-        inv_sqrt=np.zeros(shape),
+    return LaneUCB(  # on cache lines: a tile's slot is one vector load, not two halves
+        count=aligned_zeros(shape, dtype=np.int64),
+        total=aligned_zeros(shape),
+        mean=aligned_zeros(shape),
+        inv_sqrt=aligned_zeros(shape),
         samples=np.zeros(agents, dtype=np.int64),
         untried=np.zeros(agents, dtype=np.int64),
         arms=arms,

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mamab.engine.aligned import aligned_full, aligned_zeros
 from mamab.engine.lanes import (
     REACH,
     SPAN,
@@ -188,15 +189,15 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
     """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
     groups = -(-arms // GROUP)
     slots = groups * GROUP
-    tally = np.zeros((agents, slots, 2))
+    tally = aligned_zeros((agents, slots, 2))  # on cache lines: a group is two vector loads
     tally[:, arms:, 1] = 1.0
-    mean = np.zeros((agents, slots))
+    mean = aligned_zeros((agents, slots))
     mean[:, arms:] = -np.inf
     return GroupedUCB(
         tally=tally,
         mean=mean,
-        inv_sqrt=np.zeros((agents, slots)),
-        top=np.full((agents, groups), -np.inf),
+        inv_sqrt=aligned_zeros((agents, slots)),
+        top=aligned_full((agents, groups), -np.inf),
         samples=np.zeros(agents, dtype=np.int64),
         untried=np.zeros(agents, dtype=np.int64),
         block_end=np.full(agents, -1, dtype=np.int64),

@@ -9,6 +9,7 @@ import numpy as np
 
 from mamab.algorithms.lcc import kernel as kernels
 from mamab.algorithms.lcc.agent import lcc_shape
+from mamab.engine.aligned import aligned_zeros
 from mamab.engine.lanes import LANES
 from mamab.engine.recording import FastRun
 from mamab.result import RunResult
@@ -112,11 +113,11 @@ def lane_copy(size: np.ndarray, slots: int) -> dict[str, np.ndarray]:
     tiles = -(-agents // LANES)
     mean = np.full((tiles * LANES, slots), -np.inf)
     mean[:agents][np.arange(slots) < size[:, None]] = 0.0
+    lane_mean = aligned_zeros((tiles, slots * LANES))  # on cache lines: a slot, one load
+    lane_mean[:] = mean.reshape(tiles, LANES, slots).transpose(0, 2, 1).reshape(tiles, -1)
     return {
-        "lane_mean": np.ascontiguousarray(
-            mean.reshape(tiles, LANES, slots).transpose(0, 2, 1)
-        ).reshape(tiles, slots * LANES),
-        "lane_inv": np.zeros((tiles, slots * LANES)),
-        "lane_best": np.zeros((tiles, LANES), dtype=np.int64),
+        "lane_mean": lane_mean,
+        "lane_inv": aligned_zeros((tiles, slots * LANES)),
+        "lane_best": aligned_zeros((tiles, LANES), dtype=np.int64),  # one vector store a scan
         "scanned": np.full(tiles, -1, dtype=np.int64),
     }
