@@ -11,13 +11,20 @@ times the time, full communication on the sparse panels 0.95-0.96, the relay 0.9
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 #: bytes of a cache line, and of a 512-bit vector
 LINE = 64
 
 
-def aligned_full(shape: int | tuple[int, ...], value: float, dtype=np.float64) -> np.ndarray:
+def aligned_full(
+    shape: int | tuple[int, ...], value: float, dtype: DTypeLike = np.float64
+) -> np.ndarray:
     """A C-contiguous array of ``shape`` filled with ``value``, its data on a LINE boundary
     unless it is empty (a view into a buffer a line longer, which it keeps alive)."""
     dtype = np.dtype(dtype)
@@ -29,6 +36,6 @@ def aligned_full(shape: int | tuple[int, ...], value: float, dtype=np.float64) -
     return array
 
 
-def aligned_zeros(shape: int | tuple[int, ...], dtype=np.float64) -> np.ndarray:
+def aligned_zeros(shape: int | tuple[int, ...], dtype: DTypeLike = np.float64) -> np.ndarray:
     """:func:`aligned_full` of zeros."""
     return aligned_full(shape, 0, dtype)
