@@ -189,9 +189,9 @@ def grouped_ucb(agents: int, arms: int, pace: np.ndarray | None = None) -> Group
     """Fresh state: no samples, no block open; ``pace``: samples per step (default 1)."""
     groups = -(-arms // GROUP)
     slots = groups * GROUP
-    tally = aligned_zeros((agents, slots, 2))  # on cache lines: a group is two vector loads
+    tally = aligned_zeros((agents, slots, 2))
     tally[:, arms:, 1] = 1.0
-    mean = aligned_zeros((agents, slots))
+    mean = aligned_zeros((agents, slots))  # on cache lines: a group's 16 slots, two loads
     mean[:, arms:] = -np.inf
     return GroupedUCB(
         tally=tally,
