@@ -28,7 +28,8 @@ others, it stays so until the window ends: the tile then takes one width and one
 with no check per agent (the relay 0.93 times the time), and learns in its lanes alone, as
 agents alone do (:func:`_to_lanes` copies its arms, counts and sums there; its rows, which a
 phase's end and a late recommendation read, catch up when the window ends: :func:`_from_lanes`;
-the relay 0.84-0.90 times the time again). The widths of a window's steps are computed once for
+the relay 0.84-0.90 times the time again), its agents' samples seen counted then too (the
+family 0.94-0.98). The widths of a window's steps are computed once for
 every tile whose agents have seen as many samples as agent 0 (each tile's scan waited on its
 own: 0.91-0.95), and a ready tile's 1/sqrt n is read from a table of the run's counts
 (``Plan.inv_root``: LCC-UCB-GRAPH 0.88).
@@ -564,6 +565,7 @@ def _run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
             hi = min(lo + band, n_agents)
             point = pos[GRID]
             ready, longest = False, 0  # a tile whose agents all play alike (below)
+            ready_at, base = row, 0
             for r in range(row, row + span):
                 step = first + r - row
                 width, cached = 0.0, -1
@@ -575,13 +577,12 @@ def _run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                         longest = max(longest, size[n])
                     if ready:  # its counts, sums and arms in lanes too, till the window ends
                         _to_lanes(ucb, part, hi, tile_arm, tile_count, tile_total)
+                        ready_at, base = r, samples[lo]  # its agents' samples seen, alike
                 if ready:  # one width, one scan, no check per agent (the same choices),
                     # learning in lanes alone
                     k = r - row
-                    if samples[lo] == seen0 + k:
-                        width = step_width[k]
-                    else:
-                        width = ucb_width(alpha, samples[lo])
+                    seen = base + r - ready_at  # counted in samples when the window ends
+                    width = step_width[k] if seen == seen0 + k else ucb_width(alpha, seen)
                     lane_argmax(lane_mean[part], lane_inv[part], longest, width, lane_best[part])
                     for n in range(lo, hi):
                         j = n - lo
@@ -595,7 +596,6 @@ def _run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                         # a table's entry, not a square root and a division on the chain
                         # to the next scan (LCC-UCB-GRAPH 0.87-0.90 times the time)
                         lane_inv[part, e] = inv_root[c] if c < roots else 1.0 / math.sqrt(c)
-                        samples[n] += 1
                         pulled(regret, gaps, trace, trace_out, step - 1, n, arm)
                 else:
                     for n in range(lo, hi):
@@ -678,6 +678,8 @@ def _run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
                     point += 1
             if ready:  # the rows catch up with the lanes
                 _from_lanes(ucb, part, hi, tile_count, tile_total)
+                for n in range(lo, hi):  # and so do their samples seen
+                    samples[n] += row + span - ready_at
         for _ in range(span):  # the window's steps end in order (exchanges, bits sent)
             pos[IN_PHASE] += 1
             ended = pos[IN_PHASE] == phase_len[pos[PHASE]]
