@@ -63,3 +63,9 @@ def test_entry_point_is_the_compiled_overload_or_the_kernel_itself():
     fast = entry_point(add, *ints)
     assert fast is not add and fast(*ints).tolist() == [1, 2, 3]
     assert entry_point(add, np.arange(3.0), 1.5) is add  # other types: the dispatcher decides
+    # just called with these types, and its only overload: taken without typing them
+    assert entry_point(add, *ints, called=True) is fast
+    assert add(np.arange(3.0), 1.5).tolist() == [1.5, 2.5, 3.5]  # a second overload
+    floats = entry_point(add, np.arange(3.0), 1.5, called=True)  # typed: two to choose from
+    assert floats is not fast and floats(np.arange(3.0), 1.5).tolist() == [1.5, 2.5, 3.5]
+    assert entry_point(add, *ints, called=True) is fast
