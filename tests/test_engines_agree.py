@@ -304,7 +304,7 @@ def test_lcc_family_beyond_small_sets_in_vector_lanes():
             loss=0.1,
             delay=0.3,
         ),
-        # a relay whose flood gives every agent more than 24 arms at a phase's end
+        # a relay whose flood gives every agent tens of arms at a phase's end
         Config("lcc-ucb-relay", agents=12, arms=240, horizon=2000, seed=0, params=short_phases),
         Config(
             "lcc-ucb-robust",

@@ -33,8 +33,8 @@ def test_no_jitted_function_takes_more_than_ten_parameters():
 
 def test_no_entry_kernel_takes_more_than_ten_parameters():
     """The same for the entry kernels as loaded, jitted by a decorator or by a call (the LCC
-    family's, jitted by a call, and the UCB baselines' three, made by a factory, which the source scan above
-    cannot see)."""
+    family's, jitted by a call, and the UCB baselines' three, made by a factory, which the
+    source scan above cannot see)."""
     from mamab.algorithms.registry import builtin_names
     from mamab.engine.warmup import _entry_kernels, kernel_modules
 
