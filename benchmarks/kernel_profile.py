@@ -1,10 +1,10 @@
 """Where a numba kernel spends its time, instruction by instruction (perf cannot name JIT code).
 
     python benchmarks/kernel_profile.py ALGORITHM AGENTS ARMS HORIZON [--graph G] [--edge-prob P]
-        [--loss Q]
+        [--loss Q] [--runs R]
         [--kernel mamab.algorithms.ucb.kernel.ucb_chunk] [--top 30] [--out annotated.txt]
 
-Runs one simulation (seed 1) after a short warm-up, copies the compiled machine code of
+Runs one simulation (seed 1; ``--runs`` of them in one process) after a short warm-up, copies the compiled machine code of
 ``--kernel`` (its cached entry point) out of the process, samples the process with
 ``perf record`` meanwhile, and maps the samples that fall inside the kernel to its disassembly
 (``objdump``): prints the hottest instructions and the share of samples per 128-byte block;
@@ -80,17 +80,18 @@ def main() -> None:
     parser.add_argument("--kernel", default="mamab.algorithms.ucb.kernel.ucb_chunk")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--runs", type=int, default=1, help="runs sampled (more samples)")
     args = parser.parse_args()
     for tool in ("perf", "objdump"):
         if shutil.which(tool) is None:
             raise refuse(f"{tool} is not on PATH")
 
-    def config(horizon: int) -> Config:
-        return Config(**{**config_fields(args), "horizon": horizon})
+    def config(horizon: int, runs: int = args.runs) -> Config:
+        return Config(**{**config_fields(args), "horizon": horizon, "runs": runs})
 
     try:
         config(args.horizon)
-        simulate(config(200), jobs=1)
+        simulate(config(200, runs=1), jobs=1)
     except ConfigError as err:
         raise refuse(str(err)) from None
     if args.out is not None and not args.out.resolve().parent.is_dir():
