@@ -19,7 +19,9 @@ from mamab.engine.lanes import (
     lane_argmax_down,
     lane_argmax_one,
     lane_argmax_two,
+    lane_learn,
     lane_ucb,
+    learn_lane,
     lowest_bit,
     mean_and_inv_sqrt,
     reaching,
@@ -283,3 +285,64 @@ def test_mean_and_inv_sqrt_refuse_what_would_change_the_numbers():
         settle32(1.0, np.float32(3.0))
     with pytest.raises(TypingError, match="mean_and_inv_sqrt"):
         settle32(np.float32(1.0), 3)
+
+
+# --- a tile's lanes learning at once (lane_learn) ------------------------------------------------
+
+
+@njit(cache=False)
+def _learn_together(draws, row, used, best, tile, rewards, regret, first):
+    lane_learn(draws, row, used, best, tile, rewards, regret, first)
+
+
+@njit(cache=False)
+def _learn_one_by_one(draws, row, used, best, tile, rewards, regret, first):
+    count, total, mean, inv_sqrt = tile
+    means, gaps, bernoulli, sigma = rewards
+    for j in range(used):
+        s = best[j]
+        draw = draws[row, j]
+        reward = np.float64(draw < means[s]) if bernoulli else means[s] + sigma * draw
+        learn_lane(count, total, mean, inv_sqrt, s * LANES + j, reward)
+        regret[first + j] += gaps[s]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    arms=st.integers(1, 40),
+    used=st.integers(1, LANES),
+    bernoulli=st.booleans(),
+    sigma=st.sampled_from([0.1, 1.0, 3.0]),
+    first=st.integers(0, 5),
+)
+def test_lanes_learn_together_as_one_by_one(seed, arms, used, bernoulli, sigma, first):
+    # the scalar learn's numbers bit for bit, the gaps added to the lanes' regret; lanes from
+    # ``used`` on and entries other than the played ones untouched (NaN stays NaN, bitwise)
+    rng = np.random.default_rng(seed)
+    draws = rng.standard_normal((3, LANES)) if not bernoulli else rng.random((3, LANES))
+    best = rng.integers(0, arms, LANES)
+    count = rng.integers(0, 2**20, arms * LANES)
+    tile = (
+        count,
+        rng.normal(0, 50, arms * LANES),
+        np.full(arms * LANES, np.nan),
+        rng.random(arms * LANES),
+    )
+    rewards = (rng.random(arms), rng.random(arms), bernoulli, sigma)
+    regret = rng.random(first + LANES + 2)
+    expected = tuple(a.copy() for a in tile), regret.copy()
+    _learn_one_by_one(draws, 1, used, best, expected[0], rewards, expected[1], first)
+    _learn_together(draws, 1, used, best, tile, rewards, regret, first)
+    for got, want in zip((*tile, regret), (*expected[0], expected[1]), strict=True):
+        assert got.tobytes() == want.tobytes()
+
+
+def test_lane_learn_refuses_wrong_arrays_when_compiling():
+    tile = (np.zeros(LANES, dtype=np.int64), np.zeros(LANES), np.zeros(LANES), np.zeros(LANES))
+    rewards = (np.zeros(1), np.zeros(1), True, 1.0)
+    best, regret, draws = np.zeros(LANES, dtype=np.int64), np.zeros(LANES), np.zeros((1, LANES))
+    with pytest.raises(TypingError, match="lane_learn"):  # counts as floats
+        _learn_together(draws, 0, 1, best, (tile[1], *tile[1:]), rewards, regret, 0)
+    with pytest.raises(TypingError, match="lane_learn"):  # float32 draws
+        _learn_together(draws.astype(np.float32), 0, 1, best, tile, rewards, regret, 0)

@@ -46,7 +46,14 @@ from mamab.engine.kernel_api import (
     reward_of,
     route,
 )
-from mamab.engine.lanes import LANES, lane_argmax, lane_argmax_down, learn_lane, restart_lane
+from mamab.engine.lanes import (
+    LANES,
+    lane_argmax,
+    lane_argmax_down,
+    lane_learn,
+    learn_lane,
+    restart_lane,
+)
 from mamab.engine.ucb_kernels import (
     block_width,
     choose_grouped,
@@ -320,6 +327,7 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
         lo = tile * LANES
         hi = min(lo + LANES, n_agents)
         c, tot, m, r = count[tile], total[tile], mean[tile], inv_sqrt[tile]
+        state = (c, tot, m, r)
         for row in range(rows):  # gathered in one tight loop, whose cache misses overlap; read
             for j in range(hi - lo):  # row by row after each scan, each would wait for memory
                 draws[row, j] = noise[row, lo + j]
@@ -334,14 +342,10 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
                     lane_argmax_down(m, r, k, widths[row], best)
                 else:
                     lane_argmax(m, r, k, widths[row], best)
-                for n in range(lo, hi):
-                    j = n - lo
-                    s = best[j]
-                    reward = reward_from(means, bernoulli, sigma, draws[row, j], s)
-                    learn_lane(c, tot, m, r, s * LANES + j, reward)
-                    regret[n] += gaps[s]
-                    if trace:
-                        trace_out[step - 1, n] = s
+                lane_learn(draws, row, hi - lo, best, state, rewards, regret, lo)
+                if trace:
+                    for n in range(lo, hi):
+                        trace_out[step - 1, n] = best[n - lo]
             else:
                 scan = False
                 for n in range(lo, hi):
