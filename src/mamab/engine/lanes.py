@@ -9,7 +9,8 @@ interleaved: slot s of lane j is entry ``s * LANES + j``, and :func:`lane_argmax
 lane's index of slot s with one vector multiply and add, keeping each lane's first maximum with a
 compare and two selects. The arithmetic is the reference's, lane by lane (an IEEE product, then
 a sum, never fused), and a later slot replaces the best only when strictly larger, so each lane's
-result is exactly the first maximum of a plain scan.
+result is exactly the first maximum of a plain scan. The tile's agents then learn their samples
+together (:func:`lane_learn`: each lane's entries gathered and scattered).
 
 numba vectorizes a loop across an array, not a reduction held across lanes, so the scan is an
 intrinsic: LLVM IR written once here, compiled for whatever vector width the processor has.
