@@ -314,9 +314,8 @@ def learn_grouped(tally, mean, inv_sqrt, top, n, s, reward, wide):
 
 @njit(cache=True, inline="always")
 def settle_grouped(tally, mean, inv_sqrt, top, n, s, wide):
-    """Slot s's mean, 1/sqrt n and bound from its sum and count (``tally``): after one sample,
-    or after several of one exchange (the numbers of one-by-one updates, whose intermediate
-    means nobody reads); its group's bound is raised if need be."""
+    """Slot s's mean, 1/sqrt n and bound from its sum and count (``tally``, a count of at least
+    1): after each sample, learned or heard; its group's bound is raised if need be."""
     m, r = mean_and_inv_sqrt(tally[n, s, 0], tally[n, s, 1])
     mean[n, s] = m
     inv_sqrt[n, s] = r
