@@ -457,7 +457,8 @@ def test_plugin_parameters_are_columns(plugin, tmp_path):
             }
         ],
     }
-    outcome = mamab.sweep(data, out=tmp_path / "out", jobs=1)
+    with pytest.warns(mamab.ReferenceEngineWarning):  # a plugin without a kernel of its own
+        outcome = mamab.sweep(data, out=tmp_path / "out", jobs=1)
     rows = rows_of(tmp_path / "out" / "summary.csv")
     assert [(r["extra.epsilon"], r["extra.mode"]) for r in rows] == [
         ("0.1", "greedy"),
