@@ -4,13 +4,13 @@
         [--loss Q] [--runs R]
         [--kernel mamab.algorithms.ucb.kernel.ucb_chunk] [--top 30] [--out annotated.txt]
 
-Runs one simulation (seed 1; ``--runs`` of them in one process) after a short warm-up, copies the compiled machine code of
-``--kernel`` (its cached entry point) out of the process, samples the process with
-``perf record`` meanwhile, and maps the samples that fall inside the kernel to its disassembly
-(``objdump``): prints the hottest instructions and the share of samples per 128-byte block;
-``--out`` writes the whole disassembly with a sample count per instruction. The first line also
-gives the share of the process's samples in numba's reference counting. A sample lands a few
-instructions after the one that stalled (timer skid): read the hot spots with their
+Runs one simulation (seed 1; ``--runs`` runs in one process) after a short warm-up, copies the
+compiled machine code of ``--kernel`` (its cached entry point) out of the process, samples the
+process with ``perf record`` meanwhile, and maps the samples that fall inside the kernel to its
+disassembly (``objdump``): prints the hottest instructions and the share of samples per 128-byte
+block; ``--out`` writes the whole disassembly with a sample count per instruction. The first
+line also gives the share of the process's samples in numba's reference counting. A sample
+lands a few instructions after the one that stalled (timer skid): read the hot spots with their
 neighbours. Needs ``perf`` and ``objdump`` on PATH.
 """
 

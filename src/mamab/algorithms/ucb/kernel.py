@@ -238,7 +238,8 @@ def _chunk_kernel(name: str, kind: int):
                         arrives = listening & (arriving[e - lo] != 0)
                         tally[v, slot, 0] += arrives * got[sender]
                         tally[v, slot, 1] += arrives
-                        if tally[v, slot, 1] > 0:  # but an arm never heard (predicted: rare)
+                        if tally[v, slot, 1] > 0:  # a loss to an arm never heard: no numbers
+                            # to settle (after a restart alone; a branch predicted)
                             settle_grouped(tally, mean, inv_sqrt, top, v, slot, w)
                         heard += arrives
                         counters[LOST, sender] += not arrives
