@@ -47,14 +47,21 @@ from mamab.kernel_cache import njit
 LANES = 8
 
 
+def _flat_array(ty, dtype, ndim: int = 1) -> bool:
+    """Whether ``ty`` is a C-contiguous array of ``dtype`` and ``ndim`` dimensions."""
+    return (
+        isinstance(ty, types.Array) and ty.ndim == ndim and ty.layout == "C" and ty.dtype == dtype
+    )
+
+
 def _flat_float_array(ty, ndim: int = 1) -> bool:
     """Whether ``ty`` is a C-contiguous float64 array of ``ndim`` dimensions."""
-    return (
-        isinstance(ty, types.Array)
-        and ty.ndim == ndim
-        and ty.layout == "C"
-        and ty.dtype == types.float64
-    )
+    return _flat_array(ty, types.float64, ndim)
+
+
+def _flat_int_array(ty) -> bool:
+    """Whether ``ty`` is a 1-d C-contiguous int64 array (slots, counts)."""
+    return _flat_array(ty, types.int64)
 
 
 def _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, name):
@@ -64,10 +71,7 @@ def _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, name):
         and _flat_float_array(inv_sqrt)
         and (_flat_float_array(widths) or isinstance(widths, types.Float))
         and isinstance(slots, types.Integer)
-        and isinstance(best, types.Array)
-        and best.ndim == 1
-        and best.layout == "C"
-        and best.dtype == types.int64
+        and _flat_int_array(best)
     ):
         raise TypingError(
             f"{name}(mean, inv_sqrt, slots, widths, best): float64 C arrays (widths: or a float), "
@@ -595,11 +599,8 @@ def _lane_learn_typing(draws, row, used, best, tile, rewards, regret, first):
     """Typing of :func:`lane_learn`; refused unless the arrays and numbers are as it reads."""
     arrays_1d = (
         len(getattr(tile, "types", ())) == 4
-        and isinstance(tile.types[0], types.Array)
-        and tile.types[0].dtype == types.int64
+        and _flat_int_array(tile.types[0])
         and all(_flat_float_array(t) for t in tile.types[1:])
-        and tile.types[0].ndim == 1
-        and tile.types[0].layout == "C"
     )
     reward_fields = (
         len(getattr(rewards, "types", ())) == 4
@@ -610,10 +611,7 @@ def _lane_learn_typing(draws, row, used, best, tile, rewards, regret, first):
     if not (
         _flat_float_array(draws, 2)
         and all(isinstance(x, types.Integer) for x in (row, used, first))
-        and isinstance(best, types.Array)
-        and best.ndim == 1
-        and best.layout == "C"
-        and best.dtype == types.int64
+        and _flat_int_array(best)
         and arrays_1d
         and reward_fields
         and _flat_float_array(regret)
