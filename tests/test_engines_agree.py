@@ -137,6 +137,27 @@ def test_full_communication_in_lockstep(monkeypatch):
     assert not calls
 
 
+def test_full_communication_without_faults_hears_every_neighbour():
+    """The faultless kernel settles a receiver's samples two by two (and an odd one last): a
+    star's centre and leaves, degrees about 5 to 14 on a random graph, complete graphs of even
+    and odd degree with Gaussian rewards (not in lockstep)."""
+    for config in (
+        Config("full-communication", agents=6, arms=10, horizon=300, graph="star", seed=3),
+        Config(
+            "full-communication",
+            agents=20,
+            arms=30,
+            horizon=200,
+            graph="erdos-renyi",
+            edge_prob=0.5,
+            seed=5,
+        ),
+        Config("full-communication", agents=7, arms=12, horizon=400, reward="gaussian", seed=6),
+        Config("full-communication", agents=8, arms=12, horizon=400, reward="gaussian", seed=7),
+    ):
+        assert_identical(config)
+
+
 def test_lcc_inverse_root_table_holds_the_kernel_s_numbers():
     """The LCC kernel reads 1 / sqrt(count) from a table made by numpy: every entry must be the
     scalar expression's bits, or the choices drift from the reference's."""

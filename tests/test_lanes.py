@@ -28,6 +28,7 @@ from mamab.engine.lanes import (
     row_max,
     span_first_max,
     span_max,
+    two_means_and_inv_sqrts,
     wide_vectors,
 )
 from mamab.kernel_cache import njit
@@ -284,6 +285,43 @@ def test_mean_and_inv_sqrt_refuse_what_would_change_the_numbers():
     with pytest.raises(TypingError, match="mean_and_inv_sqrt"):
         settle32(1.0, np.float32(3.0))
     with pytest.raises(TypingError, match="mean_and_inv_sqrt"):
+        settle32(np.float32(1.0), 3)
+
+
+@njit(cache=False)
+def _two_settles(total, count, other_total, other_count):
+    return two_means_and_inv_sqrts(total, count, other_total, other_count)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    totals=st.lists(
+        st.floats(-1e6, 1e6, allow_nan=False) | st.integers(0, 10**6).map(float),
+        min_size=2,
+        max_size=2,
+    ),
+    counts=st.lists(st.integers(1, 2**40), min_size=2, max_size=2),
+    as_float=st.booleans(),  # a count held as a float64, as full communication's tally does
+)
+def test_two_settles_at_once_are_the_scalar_expressions_bit_for_bit(totals, counts, as_float):
+    given_counts = [float(c) for c in counts] if as_float else counts
+    numbers = _two_settles(totals[0], given_counts[0], totals[1], given_counts[1])
+    expected = []
+    for total, count in zip(totals, counts, strict=True):
+        expected += [total / count, 1.0 / math.sqrt(count)]
+    assert numbers == tuple(expected)
+    signs = [math.copysign(1.0, x) for x in numbers]
+    assert signs == [math.copysign(1.0, x) for x in expected]  # -0.0 stays -0.0
+
+
+def test_two_settles_refuse_what_would_change_the_numbers():
+    @njit(cache=False)
+    def settle32(total, count):
+        return two_means_and_inv_sqrts(1.0, 2, total, count)
+
+    with pytest.raises(TypingError, match="two_means_and_inv_sqrts"):
+        settle32(1.0, np.float32(3.0))
+    with pytest.raises(TypingError, match="two_means_and_inv_sqrts"):
         settle32(np.float32(1.0), 3)
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mamab.engine.ucb_kernels import GROUP, choose_grouped
+from mamab.engine.ucb_kernels import GROUP, choose_grouped, grouped_ucb, hear_two, learn_grouped
 from mamab.kernel_cache import njit
 
 
@@ -58,3 +58,57 @@ def test_a_tie_in_an_earlier_group_wins_over_the_group_of_largest_bound(groups):
     top = np.zeros((1, groups))
     top[0, 0], top[0, 2] = 1.0, 2.0
     assert _choose(top, mean, np.zeros_like(mean), 0, 0.0) == 5
+
+
+@njit(cache=False)
+def _hear_one_by_one(ucb, n, chosen, got, senders, wide):
+    for sender in senders:
+        learn_grouped(
+            ucb.tally, ucb.mean, ucb.inv_sqrt, ucb.top, n, chosen[sender], got[sender], wide
+        )
+
+
+@njit(cache=False)
+def _hear_two_by_two(ucb, n, chosen, got, senders, wide):
+    for i in range(0, senders.size, 2):
+        hear_two(
+            ucb.tally,
+            ucb.mean,
+            ucb.inv_sqrt,
+            ucb.top,
+            n,
+            chosen,
+            got,
+            senders[i],
+            senders[i + 1],
+            wide,
+        )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    arms=st.integers(1, 40),  # one group or several, padding included
+    pairs=st.integers(1, 12),
+    wide=st.sampled_from([0.0, 0.7, 2.5]),
+)
+def test_samples_heard_two_by_two_settle_as_one_by_one(seed, arms, pairs, wide):
+    """Samples settled in pairs (one square root and one division for two; a pair on one slot
+    included) leave the counts, sums, means and 1/sqrt n of samples settled one by one, and
+    group bounds that still bound every slot heard, no higher than one by one's."""
+    rng = np.random.default_rng(seed)
+    agents = 3
+    chosen = rng.integers(0, min(arms, 3) if seed % 2 else arms, agents * 4).astype(np.uint64)
+    got = rng.choice([0.0, 1.0, 0.25], agents * 4)
+    senders = rng.integers(0, agents * 4, 2 * pairs).astype(np.uint64)
+    n = int(rng.integers(0, agents))
+    one, two = grouped_ucb(agents, arms), grouped_ucb(agents, arms)
+    _hear_one_by_one(one, n, chosen, got, senders, wide)
+    _hear_two_by_two(two, n, chosen, got, senders, wide)
+    for field in ("tally", "mean", "inv_sqrt"):
+        np.testing.assert_array_equal(getattr(two, field), getattr(one, field))
+    heard = two.tally[n, :, 1] > 0  # (fresh: no block open, untried slots unbounded)
+    bounds = np.where(heard, two.mean[n] + wide * two.inv_sqrt[n], -np.inf)
+    for g in range(two.top.shape[1]):
+        assert two.top[n, g] >= bounds[g * GROUP : (g + 1) * GROUP].max()
+    assert (two.top <= one.top).all()

@@ -31,6 +31,7 @@ from mamab.engine.lanes import (
     row_max,
     span_first_max,
     span_max,
+    two_means_and_inv_sqrts,
 )
 from mamab.kernel_cache import njit
 
@@ -322,6 +323,32 @@ def settle_grouped(tally, mean, inv_sqrt, top, n, s, wide):
     u = m + wide * r
     g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     top[n, g] = max(top[n, g], u)
+
+
+@njit(cache=True, inline="always")
+def hear_two(tally, mean, inv_sqrt, top, n, chosen, got, one, two, wide):
+    """Agent n hears the samples of senders ``one`` then ``two`` (slot ``chosen[sender]``,
+    reward ``got[sender]``), then settles both slots at once, as :func:`settle_grouped` each:
+    one square root and one division for both
+    (:func:`~mamab.engine.lanes.two_means_and_inv_sqrts`). Two samples of one slot settle it
+    twice to the same numbers, and its group's bound is raised by the slot's bound after both
+    (still a bound). The caller counts the samples."""
+    s, t = chosen[one], chosen[two]
+    tally[n, s, 0] += got[one]
+    tally[n, s, 1] += 1.0
+    tally[n, t, 0] += got[two]
+    tally[n, t, 1] += 1.0
+    m, r, m2, r2 = two_means_and_inv_sqrts(
+        tally[n, s, 0], tally[n, s, 1], tally[n, t, 0], tally[n, t, 1]
+    )
+    mean[n, s] = m
+    inv_sqrt[n, s] = r
+    mean[n, t] = m2
+    inv_sqrt[n, t] = r2
+    g = s >> GROUP_SHIFT
+    top[n, g] = max(top[n, g], m + wide * r)
+    h = t >> GROUP_SHIFT
+    top[n, h] = max(top[n, h], m2 + wide * r2)
 
 
 @njit(cache=True, inline="always")
