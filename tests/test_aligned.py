@@ -47,5 +47,9 @@ def test_vector_scanned_state_starts_on_cache_lines():
         copy["lane_mean"],
         copy["lane_inv"],
         copy["lane_best"],
+        copy["tile_count"],
+        copy["tile_total"],
+        copy["tile_arm_mean"],
+        copy["tile_arm_gap"],
     ):
         assert array.ctypes.data % LINE == 0

@@ -12,6 +12,7 @@ from numba.extending import intrinsic
 from mamab.engine.lanes import (
     LANES,
     REACH,
+    SMALL_SET,
     SPAN,
     _lane_argmax_ir,
     _lane_argmax_typing,
@@ -26,6 +27,7 @@ from mamab.engine.lanes import (
     mean_and_inv_sqrt,
     reaching,
     row_max,
+    small_tile_step,
     span_first_max,
     span_max,
     two_means_and_inv_sqrts,
@@ -384,3 +386,92 @@ def test_lane_learn_refuses_wrong_arrays_when_compiling():
         _learn_together(draws, 0, 1, best, (tile[1], *tile[1:]), rewards, regret, 0)
     with pytest.raises(TypingError, match="lane_learn"):  # float32 draws
         _learn_together(draws.astype(np.float32), 0, 1, best, tile, rewards, regret, 0)
+
+
+# --- a small ready tile's step (small_tile_step) --------------------------------------------------
+
+
+@njit(cache=False)
+def _small_step(draws, row, lo, used, slots, width, part, tile, rewards, regret):
+    small_tile_step(draws, row, lo, used, slots, width, part, tile, rewards, regret)
+
+
+@njit(cache=False)
+def _small_step_one_by_one(draws, row, lo, used, slots, width, part, tile, rewards, regret):
+    """The LCC kernel's ready tile, lane by lane: the first slot of largest index, its sample."""
+    lane_mean, lane_inv, count, total, arm_mean, arm_gap, table = tile
+    bernoulli, sigma = rewards[2], rewards[3]
+    for j in range(used):
+        best, high = 0, -np.inf
+        for s in range(slots):
+            index = lane_mean[part, s * LANES + j] + width * lane_inv[part, s * LANES + j]
+            if index > high:
+                best, high = s, index
+        e = best * LANES + j
+        draw = draws[row, j]
+        reward = np.float64(draw < arm_mean[e]) if bernoulli else arm_mean[e] + sigma * draw
+        c = count[e] + 1
+        count[e] = c
+        total[e] += reward
+        lane_mean[part, e] = total[e] / c
+        lane_inv[part, e] = table[c] if c < table.size else 1.0 / math.sqrt(c)
+        regret[lo + j] += arm_gap[e]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    slots=st.integers(1, SMALL_SET),
+    used=st.integers(1, LANES),
+    bernoulli=st.booleans(),
+    width=st.sampled_from([0.0, 0.3, 2.0]),
+    lo=st.integers(0, 5),
+    ties=st.booleans(),
+)
+def test_a_small_tile_steps_as_lane_by_lane(seed, slots, used, bernoulli, width, lo, ties):
+    """Choice, reward, counts, sums, means, 1/sqrt n (from the table below its size, computed
+    above it) and regret bit for bit as the scalar code; the slots past a lane's set (mean
+    -inf), the lanes from ``used`` on and the other tiles' rows untouched."""
+    rng = np.random.default_rng(seed)
+    size = slots * LANES
+    pick = (lambda shape: rng.choice([0.0, 0.5, 1.0], shape)) if ties else rng.random
+    lane_mean, lane_inv = pick((3, size)), pick((3, size))
+    past = rng.integers(1, slots + 1, LANES)  # each lane's set size: -inf beyond it
+    for j in range(LANES):
+        lane_mean[:, past[j] * LANES + j :: LANES] = -np.inf
+    count = rng.integers(1, 40, size)
+    total = np.floor(count * rng.random(size)) if bernoulli else rng.normal(0, 5, size)
+    tile = (
+        lane_mean,
+        lane_inv,
+        count,
+        total,
+        rng.random(size),
+        rng.random(size),
+        1.0 / np.sqrt(np.arange(int(rng.integers(1, 40)), dtype=np.float64)),  # a short table
+    )
+    draws = rng.random((4, LANES)) if bernoulli else rng.standard_normal((4, LANES))
+    rewards = (np.zeros(1), np.zeros(1), bernoulli, 1.5)
+    regret = rng.random(lo + LANES + 2)
+    want = tuple(a.copy() for a in tile), regret.copy()
+    _small_step_one_by_one(draws, 2, lo, used, slots, width, 1, want[0], rewards, want[1])
+    _small_step(draws, 2, lo, used, slots, width, 1, tile, rewards, regret)
+    for got, expected in zip((*tile, regret), (*want[0], want[1]), strict=True):
+        assert got.tobytes() == expected.tobytes()
+
+
+def test_small_tile_step_refuses_wrong_arrays_when_compiling():
+    size = 2 * LANES
+    tile = (np.zeros((1, size)), np.zeros((1, size)), np.zeros(size, dtype=np.int64))
+    tile += (np.zeros(size), np.zeros(size), np.zeros(size), np.ones(4))
+    rewards, regret, draws = (
+        (np.zeros(1), np.zeros(1), True, 1.0),
+        np.zeros(LANES),
+        np.zeros((1, LANES)),
+    )
+    _small_step(draws, 0, 0, 1, 2, 1.0, 0, tile, rewards, regret)  # as the kernel calls it
+    floats = (*tile[:2], tile[3], *tile[3:])  # counts as floats
+    with pytest.raises(TypingError, match="small_tile_step"):
+        _small_step(draws, 0, 0, 1, 2, 1.0, 0, floats, rewards, regret)
+    with pytest.raises(TypingError, match="small_tile_step"):  # float32 draws
+        _small_step(draws.astype(np.float32), 0, 0, 1, 2, 1.0, 0, tile, rewards, regret)

@@ -723,3 +723,163 @@ def lane_learn(typingctx, draws, row, used, best, tile, rewards, regret, first):
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+#: slots up to which a ready tile plays a step by :func:`small_tile_step`
+SMALL_SET = 16
+
+
+def _small_tile_typing(draws, row, lo, used, slots, width, part, tile, rewards, regret):
+    """Typing of :func:`small_tile_step`; refused unless the arrays and numbers are as it reads."""
+    fields = getattr(tile, "types", ())
+    tile_arrays = (
+        len(fields) == 7
+        and all(_flat_float_array(t, 2) for t in fields[:2])
+        and _flat_int_array(fields[2])
+        and all(_flat_float_array(t) for t in fields[3:])
+    )
+    reward_fields = (
+        len(getattr(rewards, "types", ())) == 4
+        and rewards.types[2] == types.boolean
+        and isinstance(rewards.types[3], types.Float)
+    )
+    if not (
+        _flat_float_array(draws, 2)
+        and all(isinstance(x, types.Integer) for x in (row, lo, used, slots, part))
+        and isinstance(width, types.Float)
+        and tile_arrays
+        and reward_fields
+        and _flat_float_array(regret)
+    ):
+        raise TypingError(
+            "small_tile_step(draws, row, lo, used, slots, width, part, tile, rewards, regret): "
+            "a 2-d float64 C array, four ints, a float, an int, (lane means, lane 1/sqrt n: "
+            "2-d float64; counts int64; sums, arms' means, arms' gaps, 1/sqrt table float64: "
+            "C arrays), Rewards, a float64 C array"
+        )
+    return types.void(draws, row, lo, used, slots, width, part, tile, rewards, regret)
+
+
+@intrinsic
+def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, rewards, regret):
+    """One step of a tile whose agents hold at most SMALL_SET slots and have seen as many
+    samples (one ``width``): lanes j < ``used`` (agents lo + j) choose the first slot of largest
+    mean + width·(1/sqrt n) among ``slots``, play its arm with the draw ``draws[row, j]`` and
+    learn the sample; ``regret[lo + j]`` grows by the arm's gap.
+
+    ``tile`` = (lane means, lane 1/sqrt n, counts, sums, arms' means, arms' gaps, 1/sqrt table):
+    the first two the rows ``part`` of (tiles, slots·LANES) arrays, the next four (slots·LANES)
+    of this tile (slot s of lane j at s·LANES + j), every row on a cache line; a count c below
+    the table's size takes its 1/sqrt c from it (the same number). The numbers of the scalar
+    code lane by lane (``rewards``: Bernoulli draw < mean, else mean + sigma·draw).
+
+    Slot by slot, not entry by entry: the scan keeps, beside each lane's best index, that slot's
+    count, sum, arm's mean and gap (selected as the slot is taken: no gathers on the way from a
+    choice to its reward), and the learning writes every slot's vectors back whole (the lanes
+    that chose it changed), so that the next step's vector loads take their values from these
+    stores; single entries written lane by lane would make them wait until the stores reach the
+    cache."""
+    signature = _small_tile_typing(draws, row, lo, used, slots, width, part, tile, rewards, regret)
+
+    def codegen(context, builder, sig, args):
+        draws_v, row_v, lo_v, used_v, slots_v, width_v, part_v, tile_v, rewards_v, regret_v = args
+        i64, f64 = ir.IntType(64), ir.DoubleType()
+        vf, vi = ir.VectorType(f64, LANES), ir.VectorType(i64, LANES)
+        lane = ir.Constant(vi, list(range(LANES)))
+
+        def number(i, value, ty=types.int64):
+            return context.cast(builder, value, sig.args[i], ty)
+
+        def data(ty, value):
+            return context.make_array(ty)(context, builder, value).data
+
+        fields = sig.args[7].types
+        tile = [builder.extract_value(tile_v, i) for i in range(len(fields))]
+        part, zero = number(6, part_v), ir.Constant(i64, 0)
+        mean_p, inv_p = (
+            builder.bitcast(
+                _entry_pointer(context, builder, fields[i], tile[i], part, zero), vf.as_pointer()
+            )
+            for i in range(2)
+        )
+        count_p = builder.bitcast(data(fields[2], tile[2]), vi.as_pointer())
+        total_p, arm_mean_p, arm_gap_p = (
+            builder.bitcast(data(fields[i], tile[i]), vf.as_pointer()) for i in (3, 4, 5)
+        )
+        table = context.make_array(fields[6])(context, builder, tile[6])
+        table_size = builder.extract_value(table.shape, 0)
+        inside = builder.icmp_signed("<", lane, _splat(builder, number(3, used_v), vi))
+        width = _splat(builder, number(5, width_v, types.float64), vf)
+        count_slots = number(4, slots_v)
+        # the scan: each lane's first largest index, and that slot's numbers
+        kept = [
+            cgutils.alloca_once_value(builder, ir.Constant(ty, value))
+            for ty, value in (
+                (vf, [float("-inf")] * LANES),
+                (vi, [0] * LANES),
+                (vi, [0] * LANES),
+                (vf, [0.0] * LANES),
+                (vf, [0.0] * LANES),
+                (vf, [0.0] * LANES),
+            )
+        ]
+        with cgutils.for_range(builder, count_slots) as loop:
+            s = loop.index
+            index = builder.fadd(
+                builder.load(builder.gep(mean_p, [s]), align=8),
+                builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
+            )
+            larger = builder.fcmp_ordered(">", index, builder.load(kept[0]))
+            news = [index, _splat(builder, s, vi)] + [
+                builder.load(builder.gep(p, [s]), align=8)
+                for p in (count_p, total_p, arm_mean_p, arm_gap_p)
+            ]
+            for pointer, new in zip(kept, news, strict=True):
+                builder.store(builder.select(larger, new, builder.load(pointer)), pointer)
+        best, count, total, mean_of_arm, gap = (builder.load(p) for p in kept[1:])
+        # the play: reward_of's numbers for the draw of each lane's agent
+        first_draw = _entry_pointer(context, builder, sig.args[0], draws_v, number(1, row_v), zero)
+        draw = _masked_memory(builder, builder.bitcast(first_draw, vf.as_pointer()), inside)
+        reward_types = sig.args[8].types
+        bernoulli = context.cast(
+            builder, builder.extract_value(rewards_v, 2), reward_types[2], types.boolean
+        )
+        sigma = context.cast(
+            builder, builder.extract_value(rewards_v, 3), reward_types[3], types.float64
+        )
+        coin = builder.uitofp(builder.fcmp_ordered("<", draw, mean_of_arm), vf)
+        normal = builder.fadd(mean_of_arm, builder.fmul(_splat(builder, sigma, vf), draw))
+        reward = builder.select(bernoulli, coin, normal)
+        # the learning: learn_lane's numbers, 1/sqrt c from the table below its size
+        count = builder.add(count, ir.Constant(vi, [1] * LANES))
+        total = builder.fadd(total, reward)
+        mean = builder.fdiv(total, builder.sitofp(count, vf))
+        listed = builder.and_(
+            inside, builder.icmp_signed("<", count, _splat(builder, table_size, vi))
+        )
+        root = cgutils.alloca_once_value(
+            builder, _gather(builder, _addresses(builder, table.data, count), listed)
+        )
+        beyond = builder.bitcast(builder.xor(listed, inside), ir.IntType(LANES))
+        with builder.if_then(builder.icmp_unsigned("!=", beyond, ir.Constant(beyond.type, 0))):
+            samples = builder.sitofp(count, vf)
+            exact = builder.fdiv(
+                ir.Constant(vf, [1.0] * LANES),
+                _call_intrinsic(builder, f"llvm.sqrt.v{LANES}f64", vf, [samples]),
+            )
+            builder.store(builder.select(listed, builder.load(root), exact), root)
+        inv = builder.load(root)
+        # every slot's vectors written back whole, the lanes that chose it changed
+        with cgutils.for_range(builder, count_slots) as loop:
+            s = loop.index
+            chose = builder.and_(inside, builder.icmp_signed("==", best, _splat(builder, s, vi)))
+            for pointer, new in ((count_p, count), (total_p, total), (mean_p, mean), (inv_p, inv)):
+                at = builder.gep(pointer, [s])
+                builder.store(builder.select(chose, new, builder.load(at, align=8)), at, align=8)
+        regret = builder.gep(data(sig.args[9], regret_v), [number(2, lo_v)])
+        regret = builder.bitcast(regret, vf.as_pointer())
+        grown = builder.fadd(_masked_memory(builder, regret, inside), gap)
+        _masked_memory(builder, regret, inside, store=grown)
+        return context.get_dummy_value()
+
+    return signature, codegen

@@ -120,4 +120,10 @@ def lane_copy(size: np.ndarray, slots: int) -> dict[str, np.ndarray]:
         "lane_inv": aligned_zeros((tiles, slots * LANES)),
         "lane_best": aligned_zeros((tiles, LANES), dtype=np.int64),  # one vector store a scan
         "scanned": np.full(tiles, -1, dtype=np.int64),
+        # a ready tile's arms, counts and sums in lanes, as its means (kernel._to_lanes)
+        "tile_arm": aligned_zeros(slots * LANES, dtype=np.uint64),
+        "tile_count": aligned_zeros(slots * LANES, dtype=np.int64),
+        "tile_total": aligned_zeros(slots * LANES),
+        "tile_arm_mean": aligned_zeros(slots * LANES),  # the mean of each slot's arm
+        "tile_arm_gap": aligned_zeros(slots * LANES),  # ... and its gap
     }
