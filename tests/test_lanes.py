@@ -12,7 +12,6 @@ from numba.extending import intrinsic
 from mamab.engine.lanes import (
     LANES,
     REACH,
-    SMALL_SET,
     SPAN,
     _lane_argmax_ir,
     _lane_argmax_typing,
@@ -421,7 +420,7 @@ def _small_step_one_by_one(draws, row, lo, used, slots, width, part, tile, rewar
 @settings(max_examples=200, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
-    slots=st.integers(1, SMALL_SET),
+    slots=st.integers(1, 20),  # SMALL_SET or more (0 without AVX-512: any count works)
     used=st.integers(1, LANES),
     bernoulli=st.booleans(),
     width=st.sampled_from([0.0, 0.3, 2.0]),
