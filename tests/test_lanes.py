@@ -28,7 +28,7 @@ from mamab.engine.lanes import (
     reaching,
     row_max,
     small_tile_step,
-    span_first_max,
+    span_best,
     span_max,
     two_means_and_inv_sqrts,
     wide_vectors,
@@ -177,14 +177,12 @@ def test_wrong_arrays_are_refused_when_compiling():
         scan_float32(np.zeros(3 * LANES, dtype=np.float32), np.ones(LANES))
 
 
-# --- full communication's groups in one vector (span_max, span_first_max, reaching) ---------
+# --- full communication's groups in one vector (span_max, span_best, reaching) --------------
 
 
 @njit(cache=False)
 def _span(mean, inv_sqrt, row, start, width):
-    return span_max(mean, inv_sqrt, row, start, width), span_first_max(
-        mean, inv_sqrt, row, start, width
-    )
+    return span_max(mean, inv_sqrt, row, start, width), span_best(mean, inv_sqrt, row, start, width)
 
 
 @settings(max_examples=300, deadline=None)
@@ -203,7 +201,9 @@ def test_a_span_gives_the_scan_s_largest_index_and_its_first_slot(data, start, w
         data.draw(st.lists(inverse_roots, min_size=3 * cols, max_size=3 * cols))
     ).reshape(3, cols)
     row = data.draw(st.integers(0, 2))
-    high, first = _span(mean, inv_sqrt, row, np.uint64(start) if unsigned else start, width)
+    high, (first, largest) = _span(
+        mean, inv_sqrt, row, np.uint64(start) if unsigned else start, width
+    )
     indices = [mean[row, s] + width * inv_sqrt[row, s] for s in range(start, start + SPAN)]
     assert high == max(indices)
     best, value = 0, -math.inf
@@ -211,6 +211,7 @@ def test_a_span_gives_the_scan_s_largest_index_and_its_first_slot(data, start, w
         if index > value:
             best, value = s, index
     assert first == best
+    assert largest == indices[best]  # the slot's own index (of two equal zeros, either)
 
 
 @njit(cache=False)

@@ -29,7 +29,7 @@ from mamab.engine.lanes import (
     mean_and_inv_sqrt,
     reaching,
     row_max,
-    span_first_max,
+    span_best,
     span_max,
     two_means_and_inv_sqrts,
 )
@@ -249,9 +249,9 @@ def group_bound(mean, inv_sqrt, n, g, wide):
 @njit(cache=True, inline="always")
 def _group_best(mean, inv_sqrt, n, g, width):
     """First slot of group g with the largest index, and that index (found in one vector:
-    :func:`~mamab.engine.lanes.span_first_max`; the index is the scalar expression's)."""
-    best = g * GROUP + span_first_max(mean, inv_sqrt, n, g * GROUP, width)
-    return best, mean[n, best] + width * inv_sqrt[n, best]
+    :func:`~mamab.engine.lanes.span_best`; the index is the scalar expression's)."""
+    offset, index = span_best(mean, inv_sqrt, n, g * GROUP, width)
+    return g * GROUP + offset, index
 
 
 @njit(cache=True, inline="always")
