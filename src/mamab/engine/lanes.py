@@ -639,6 +639,49 @@ def _scatter(builder, values, pointers, mask):
     )
 
 
+def _lane_codegen(context, builder, sig):
+    """What a tile's intrinsic generates its code with: a vector of LANES float64 and of LANES
+    int64, the lanes' numbers 0 .. LANES - 1, argument i as a number (``number(i, value,
+    ty=int64)``) and an array argument's data pointer (``data(ty, value)``)."""
+    vi = ir.VectorType(ir.IntType(64), LANES)
+
+    def number(i, value, ty=types.int64):
+        return context.cast(builder, value, sig.args[i], ty)
+
+    def data(ty, value):
+        return context.make_array(ty)(context, builder, value).data
+
+    vf = ir.VectorType(ir.DoubleType(), LANES)
+    return vf, vi, ir.Constant(vi, list(range(LANES))), number, data
+
+
+def _lane_draws(context, builder, ty, draws, row, inside):
+    """The lanes' draws: ``draws[row, :LANES]`` (a 2-d float64 array), nothing read outside
+    ``inside``."""
+    first = _entry_pointer(context, builder, ty, draws, row, ir.Constant(ir.IntType(64), 0))
+    vec = ir.VectorType(ir.DoubleType(), LANES)
+    return _masked_memory(builder, builder.bitcast(first, vec.as_pointer()), inside)
+
+
+def _lane_rewards(context, builder, fields, rewards, draw, mean_of_arm):
+    """Each lane's reward (:func:`~mamab.engine.kernel_api.reward_of`'s numbers): Bernoulli
+    draw < mean, else mean + sigma·draw, from ``rewards`` = (means, gaps, bernoulli, sigma) of
+    types ``fields``."""
+    bernoulli = context.cast(builder, builder.extract_value(rewards, 2), fields[2], types.boolean)
+    sigma = context.cast(builder, builder.extract_value(rewards, 3), fields[3], types.float64)
+    coin = builder.uitofp(builder.fcmp_ordered("<", draw, mean_of_arm), draw.type)
+    normal = builder.fadd(mean_of_arm, builder.fmul(_splat(builder, sigma, draw.type), draw))
+    return builder.select(bernoulli, coin, normal)
+
+
+def _grow_regret(builder, regret, first, inside, gap):
+    """``regret[first + j] += gap[j]`` for the lanes j inside."""
+    at = builder.bitcast(builder.gep(regret, [first]), gap.type.as_pointer())
+    _masked_memory(
+        builder, at, inside, store=builder.fadd(_masked_memory(builder, at, inside), gap)
+    )
+
+
 def _lane_learn_typing(draws, row, used, best, tile, rewards, regret, first):
     """Typing of :func:`lane_learn`; refused unless the arrays and numbers are as it reads."""
     arrays_1d = (
@@ -685,35 +728,17 @@ def lane_learn(typingctx, draws, row, used, best, tile, rewards, regret, first):
 
     def codegen(context, builder, sig, args):
         draws_v, row_v, used_v, best_v, tile_v, rewards_v, regret_v, first_v = args
-        i64, f64 = ir.IntType(64), ir.DoubleType()
-        vf, vi = ir.VectorType(f64, LANES), ir.VectorType(i64, LANES)
-        lane = ir.Constant(vi, list(range(LANES)))
-
-        def number(i, value, ty=types.int64):
-            return context.cast(builder, value, sig.args[i], ty)
-
-        def data(ty, value):
-            return context.make_array(ty)(context, builder, value).data
-
+        vf, vi, lane, number, data = _lane_codegen(context, builder, sig)
         inside = builder.icmp_signed("<", lane, _splat(builder, number(2, used_v), vi))
         best = data(sig.args[3], best_v)
         slot = _masked_memory(builder, builder.bitcast(best, vf.as_pointer()), inside)
         slot = builder.bitcast(slot, vi)  # the int64 slots, read as raw bits
         entry = builder.add(builder.mul(slot, ir.Constant(vi, [LANES] * LANES)), lane)
-        first_draw = _entry_pointer(
-            context, builder, sig.args[0], draws_v, number(1, row_v), ir.Constant(i64, 0)
-        )
-        draw = _masked_memory(builder, builder.bitcast(first_draw, vf.as_pointer()), inside)
         fields = sig.args[5].types
         means, gaps = (data(fields[i], builder.extract_value(rewards_v, i)) for i in range(2))
-        bernoulli = context.cast(
-            builder, builder.extract_value(rewards_v, 2), fields[2], types.boolean
-        )
-        sigma = context.cast(builder, builder.extract_value(rewards_v, 3), fields[3], types.float64)
         mean_of_arm = _gather(builder, _addresses(builder, means, slot), inside)
-        coin = builder.uitofp(builder.fcmp_ordered("<", draw, mean_of_arm), vf)
-        normal = builder.fadd(mean_of_arm, builder.fmul(_splat(builder, sigma, vf), draw))
-        reward = builder.select(bernoulli, coin, normal)
+        draw = _lane_draws(context, builder, sig.args[0], draws_v, number(1, row_v), inside)
+        reward = _lane_rewards(context, builder, fields, rewards_v, draw, mean_of_arm)
         count_p, total_p, mean_p, inv_p = (
             _addresses(builder, data(ty, builder.extract_value(tile_v, i)), entry)
             for i, ty in enumerate(sig.args[4].types)
@@ -727,10 +752,7 @@ def lane_learn(typingctx, draws, row, used, best, tile, rewards, regret, first):
         root = _call_intrinsic(builder, f"llvm.sqrt.v{LANES}f64", vf, [samples])
         _scatter(builder, builder.fdiv(ir.Constant(vf, [1.0] * LANES), root), inv_p, inside)
         gap = _gather(builder, _addresses(builder, gaps, slot), inside)
-        regret = builder.gep(data(sig.args[6], regret_v), [number(7, first_v)])
-        regret = builder.bitcast(regret, vf.as_pointer())
-        grown = builder.fadd(_masked_memory(builder, regret, inside), gap)
-        _masked_memory(builder, regret, inside, store=grown)
+        _grow_regret(builder, data(sig.args[6], regret_v), number(7, first_v), inside, gap)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -797,16 +819,8 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
 
     def codegen(context, builder, sig, args):
         draws_v, row_v, lo_v, used_v, slots_v, width_v, part_v, tile_v, rewards_v, regret_v = args
-        i64, f64 = ir.IntType(64), ir.DoubleType()
-        vf, vi = ir.VectorType(f64, LANES), ir.VectorType(i64, LANES)
-        lane = ir.Constant(vi, list(range(LANES)))
-
-        def number(i, value, ty=types.int64):
-            return context.cast(builder, value, sig.args[i], ty)
-
-        def data(ty, value):
-            return context.make_array(ty)(context, builder, value).data
-
+        vf, vi, lane, number, data = _lane_codegen(context, builder, sig)
+        i64 = vi.element
         fields = sig.args[7].types
         tile = [builder.extract_value(tile_v, i) for i in range(len(fields))]
         part, zero = number(6, part_v), ir.Constant(i64, 0)
@@ -852,18 +866,8 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
                 builder.store(builder.select(larger, new, builder.load(pointer)), pointer)
         best, count, total, mean_of_arm, gap = (builder.load(p) for p in kept[1:])
         # the play: reward_of's numbers for the draw of each lane's agent
-        first_draw = _entry_pointer(context, builder, sig.args[0], draws_v, number(1, row_v), zero)
-        draw = _masked_memory(builder, builder.bitcast(first_draw, vf.as_pointer()), inside)
-        reward_types = sig.args[8].types
-        bernoulli = context.cast(
-            builder, builder.extract_value(rewards_v, 2), reward_types[2], types.boolean
-        )
-        sigma = context.cast(
-            builder, builder.extract_value(rewards_v, 3), reward_types[3], types.float64
-        )
-        coin = builder.uitofp(builder.fcmp_ordered("<", draw, mean_of_arm), vf)
-        normal = builder.fadd(mean_of_arm, builder.fmul(_splat(builder, sigma, vf), draw))
-        reward = builder.select(bernoulli, coin, normal)
+        draw = _lane_draws(context, builder, sig.args[0], draws_v, number(1, row_v), inside)
+        reward = _lane_rewards(context, builder, sig.args[8].types, rewards_v, draw, mean_of_arm)
         # the learning: learn_lane's numbers, 1/sqrt c from the table below its size
         count = builder.add(count, ir.Constant(vi, [1] * LANES))
         total = builder.fadd(total, reward)
@@ -890,10 +894,7 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
             for pointer, new in ((count_p, count), (total_p, total), (mean_p, mean), (inv_p, inv)):
                 at = builder.gep(pointer, [s])
                 builder.store(builder.select(chose, new, builder.load(at, align=8)), at, align=8)
-        regret = builder.gep(data(sig.args[9], regret_v), [number(2, lo_v)])
-        regret = builder.bitcast(regret, vf.as_pointer())
-        grown = builder.fadd(_masked_memory(builder, regret, inside), gap)
-        _masked_memory(builder, regret, inside, store=grown)
+        _grow_regret(builder, data(sig.args[9], regret_v), number(2, lo_v), inside, gap)
         return context.get_dummy_value()
 
     return signature, codegen
