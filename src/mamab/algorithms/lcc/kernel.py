@@ -33,11 +33,12 @@ family 0.94-0.98). The widths of a window's steps are computed once for
 every tile whose agents have seen as many samples as agent 0 (each tile's scan waited on its
 own: 0.91-0.95), and a ready tile's 1/sqrt n is read from a table of the run's counts
 (``Plan.inv_root``: LCC-UCB-GRAPH 0.88). A ready tile of at most SMALL_SET slots (16 where
-numba compiles for AVX-512, else none) plays each step in vectors, slot by slot (:func:`mamab.engine.lanes.small_tile_step`: its arms' means and
-gaps in lanes too, its draws copied out of the noise block when it becomes ready): the
-scalar learning wrote single entries that the next step's vector scan had to wait for
-(LCC-UCB-GRAPH 0.79-0.89 times the time on the sparse panels, the relay 0.90-0.98, LCC-UCB
-(20,100) 0.88, the other complete panels 0.96-1.01).
+numba compiles for AVX-512, else none) plays each step in vectors, slot by slot
+(:func:`mamab.engine.lanes.small_tile_step`: its arms' means and gaps in lanes too, its draws
+copied out of the noise block when it becomes ready): the scalar learning wrote single
+entries that the next step's vector scan had to wait for (LCC-UCB-GRAPH 0.79-0.89 times the
+time on the sparse panels, the relay 0.90-0.98, LCC-UCB (20,100) 0.88, the other complete
+panels 0.96-1.01).
 
 The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
 the run's arms (``Rewards``), recording (``Out``: ``pos`` holds [step, phase, step in phase, next
