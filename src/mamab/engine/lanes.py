@@ -371,7 +371,7 @@ def span_best(typingctx, mean, inv_sqrt, row, start, width):
     value for that slot (the same IEEE product, then sum; of two equal zeros either may come
     back, which never changes a comparison). Returning the index, not recomputing it from the
     slot's mean and 1/sqrt n, takes two loads, a product and a sum off a choice's chain (full
-    communication 0.94-0.98 times the time on the sparse panels)."""
+    communication 0.94-1.00 times the time on the sparse panels)."""
     _span_indices(typingctx, mean, inv_sqrt, row, start, width, "span_best")
 
     def codegen(context, builder, sig, args):
@@ -760,7 +760,7 @@ def lane_learn(typingctx, draws, row, used, best, tile, rewards, regret, first):
 
 #: slots up to which a ready tile of the LCC family plays a step by :func:`small_tile_step`,
 #: where numba compiles for AVX-512; with narrower vectors its eight lanes' integer compares and
-#: conversions are split or emulated (LCC-UCB-GRAPH 1.10, LCC-UCB (20,100) 1.25 times the time
+#: conversions are split or emulated (LCC-UCB-GRAPH 1.10, LCC-UCB (20,100) 1.26 times the time
 #: with AVX2 alone): none there
 SMALL_SET = 16 if wide_vectors() else 0
 
@@ -840,15 +840,13 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
         width = _splat(builder, number(5, width_v, types.float64), vf)
         count_slots = number(4, slots_v)
         # the scan: each lane's first largest index, and that slot's numbers
+        # (a lane with no index above -inf keeps slot 0 and its numbers, as lane_argmax would)
         kept = [
-            cgutils.alloca_once_value(builder, ir.Constant(ty, value))
-            for ty, value in (
-                (vf, [float("-inf")] * LANES),
-                (vi, [0] * LANES),
-                (vi, [0] * LANES),
-                (vf, [0.0] * LANES),
-                (vf, [0.0] * LANES),
-                (vf, [0.0] * LANES),
+            cgutils.alloca_once_value(builder, value)
+            for value in (
+                ir.Constant(vf, [float("-inf")] * LANES),
+                ir.Constant(vi, [0] * LANES),
+                *(builder.load(p, align=8) for p in (count_p, total_p, arm_mean_p, arm_gap_p)),
             )
         ]
         with cgutils.for_range(builder, count_slots) as loop:

@@ -37,7 +37,7 @@ numba compiles for AVX-512, else none) plays each step in vectors, slot by slot
 (:func:`mamab.engine.lanes.small_tile_step`: its arms' means and gaps in lanes too, its draws
 copied out of the noise block when it becomes ready): the scalar learning wrote single
 entries that the next step's vector scan had to wait for (LCC-UCB-GRAPH 0.79-0.89 times the
-time on the sparse panels, the relay 0.90-0.98, LCC-UCB (20,100) 0.88, the other complete
+time on the sparse panels, the relay 0.90-0.98, LCC-UCB (20,100) 0.85-0.89, the other complete
 panels 0.96-1.01).
 
 The kernel takes few named arguments (kernel API, ``mamab.engine.kernel_api``): the noise block,
@@ -554,7 +554,7 @@ def _run_chunk(noise, rewards, out, faults, held, attack, ucb, plan, ex):
     arm_mean, arm_gap = ucb.tile_arm_mean, ucb.tile_arm_gap
     small = (lane_mean, lane_inv, tile_count, tile_total, arm_mean, arm_gap, inv_root)
     rows, row = noise.shape[0], 0
-    draws = np.empty((rows, LANES))  # a small ready tile's columns of the noise block
+    draws = np.empty((rows if SMALL_SET else 0, LANES))  # a small ready tile's noise columns
     step_width = np.zeros(rows)  # the width k steps into a window, at agent 0's samples
     while row < rows:
         first = pos[STEP] + 1  # the window's first step
