@@ -682,6 +682,18 @@ def _grow_regret(builder, regret, first, inside, gap):
     )
 
 
+def _rewards_typed(rewards) -> bool:
+    """Whether ``rewards`` is typed as ``Rewards``: (means, gaps: float64 C arrays, bernoulli: a
+    bool, sigma: a float)."""
+    fields = getattr(rewards, "types", ())
+    return (
+        len(fields) == 4
+        and all(_flat_float_array(t) for t in fields[:2])
+        and fields[2] == types.boolean
+        and isinstance(fields[3], types.Float)
+    )
+
+
 def _lane_learn_typing(draws, row, used, best, tile, rewards, regret, first):
     """Typing of :func:`lane_learn`; refused unless the arrays and numbers are as it reads."""
     arrays_1d = (
@@ -689,18 +701,12 @@ def _lane_learn_typing(draws, row, used, best, tile, rewards, regret, first):
         and _flat_int_array(tile.types[0])
         and all(_flat_float_array(t) for t in tile.types[1:])
     )
-    reward_fields = (
-        len(getattr(rewards, "types", ())) == 4
-        and all(_flat_float_array(t) for t in rewards.types[:2])
-        and rewards.types[2] == types.boolean
-        and isinstance(rewards.types[3], types.Float)
-    )
     if not (
         _flat_float_array(draws, 2)
         and all(isinstance(x, types.Integer) for x in (row, used, first))
         and _flat_int_array(best)
         and arrays_1d
-        and reward_fields
+        and _rewards_typed(rewards)
         and _flat_float_array(regret)
     ):
         raise TypingError(
@@ -774,17 +780,12 @@ def _small_tile_typing(draws, row, lo, used, slots, width, part, tile, rewards, 
         and _flat_int_array(fields[2])
         and all(_flat_float_array(t) for t in fields[3:])
     )
-    reward_fields = (
-        len(getattr(rewards, "types", ())) == 4
-        and rewards.types[2] == types.boolean
-        and isinstance(rewards.types[3], types.Float)
-    )
     if not (
         _flat_float_array(draws, 2)
         and all(isinstance(x, types.Integer) for x in (row, lo, used, slots, part))
         and isinstance(width, types.Float)
         and tile_arrays
-        and reward_fields
+        and _rewards_typed(rewards)
         and _flat_float_array(regret)
     ):
         raise TypingError(
