@@ -30,6 +30,7 @@ from mamab.engine.lanes import (
     small_tile_step,
     span_best,
     span_max,
+    span_max_with,
     two_means_and_inv_sqrts,
     wide_vectors,
 )
@@ -215,6 +216,42 @@ def test_a_span_gives_the_scan_s_largest_index_and_its_first_slot(data, start, w
 
 
 @njit(cache=False)
+def _span_with(mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt):
+    return span_max_with(mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    start=st.integers(0, 2 * SPAN),
+    width=st.sampled_from([0.0, 1e-9, 1.0, 2.5, 7.0]),
+    unsigned=st.booleans(),
+)
+def test_a_span_with_one_slot_replaced_is_the_span_after_storing_it(data, start, width, unsigned):
+    cols = start + SPAN + data.draw(st.integers(0, 3))
+    mean = np.array(data.draw(st.lists(values, min_size=2 * cols, max_size=2 * cols))).reshape(
+        2, cols
+    )
+    inv_sqrt = np.array(
+        data.draw(st.lists(inverse_roots, min_size=2 * cols, max_size=2 * cols))
+    ).reshape(2, cols)
+    row, offset = data.draw(st.integers(0, 1)), data.draw(st.integers(0, SPAN - 1))
+    new_mean, new_inv_sqrt = data.draw(values), data.draw(inverse_roots)
+    typed = np.uint64 if unsigned else np.int64
+    before = (mean.copy(), inv_sqrt.copy())
+    replaced = _span_with(
+        mean, inv_sqrt, row, typed(start), width, typed(offset), new_mean, new_inv_sqrt
+    )
+    np.testing.assert_array_equal(mean, before[0])  # nothing stored: the caller stores after
+    np.testing.assert_array_equal(inv_sqrt, before[1])
+    mean[row, start + offset], inv_sqrt[row, start + offset] = new_mean, new_inv_sqrt
+    assert replaced == _span(mean, inv_sqrt, row, start, width)[0]
+    assert replaced == max(
+        mean[row, s] + width * inv_sqrt[row, s] for s in range(start, start + SPAN)
+    )
+
+
+@njit(cache=False)
 def _reaching(values, row, count, level):
     return reaching(values, row, count, level)
 
@@ -257,6 +294,8 @@ def test_span_reaching_and_row_max_refuse_wrong_arrays_when_compiling():
 
     with pytest.raises(TypingError, match="span_max"):
         on_rows(np.zeros(SPAN))
+    with pytest.raises(TypingError, match="span_max_with"):
+        _span_with(np.zeros((1, SPAN)), np.zeros((1, SPAN)), 0, 0, 1.0, 0, 1, 0.5)
     with pytest.raises(TypingError, match="reaching"):
         _reaching(np.zeros((1, 4), dtype=np.float32), 0, 4, 0.0)
     with pytest.raises(TypingError, match="row_max"):

@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mamab.engine.ucb_kernels import GROUP, choose_grouped, grouped_ucb, hear_two, learn_grouped
+from mamab.engine.ucb_kernels import (
+    GROUP,
+    choose_grouped,
+    grouped_ucb,
+    hear_two,
+    learn_grouped,
+    learn_played,
+    rebound_group,
+)
 from mamab.kernel_cache import njit
 
 
@@ -112,3 +120,39 @@ def test_samples_heard_two_by_two_settle_as_one_by_one(seed, arms, pairs, wide):
     for g in range(two.top.shape[1]):
         assert two.top[n, g] >= bounds[g * GROUP : (g + 1) * GROUP].max()
     assert (two.top <= one.top).all()
+
+
+@njit(cache=False)
+def _learn_then_rebound(ucb, n, slots, rewards, wide):
+    for i in range(slots.size):
+        s = slots[i]
+        learn_grouped(ucb.tally, ucb.mean, ucb.inv_sqrt, ucb.top, n, s, rewards[i], wide)
+        rebound_group(ucb.mean, ucb.inv_sqrt, ucb.top, n, s, wide)
+
+
+@njit(cache=False)
+def _learn_played(ucb, n, slots, rewards, wide):
+    for i in range(slots.size):
+        learn_played(ucb.tally, ucb.mean, ucb.inv_sqrt, ucb.top, n, slots[i], rewards[i], wide)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    arms=st.integers(1, 40),
+    plays=st.integers(1, 30),
+    wide=st.sampled_from([0.0, 0.7, 2.5]),
+    unsigned=st.booleans(),
+)
+def test_a_played_sample_learns_and_rebounds_as_the_two_steps(seed, arms, plays, wide, unsigned):
+    """learn_played (the group's bound computed before the slot's numbers are stored) leaves
+    the state learn_grouped then rebound_group leave, bit for bit, bounds included."""
+    rng = np.random.default_rng(seed)
+    slots = rng.integers(0, arms, plays).astype(np.uint64 if unsigned else np.int64)
+    rewards = rng.choice([0.0, 1.0, 0.25, -1.5], plays)
+    n = int(rng.integers(0, 2))
+    one, two = grouped_ucb(2, arms), grouped_ucb(2, arms)
+    _learn_then_rebound(one, n, slots, rewards, wide)
+    _learn_played(two, n, slots, rewards, wide)
+    for field in ("tally", "mean", "inv_sqrt", "top"):
+        np.testing.assert_array_equal(getattr(two, field), getattr(one, field))

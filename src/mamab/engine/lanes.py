@@ -349,6 +349,39 @@ def span_max(typingctx, mean, inv_sqrt, row, start, width):
     return types.float64(mean, inv_sqrt, row, start, width), codegen
 
 
+@intrinsic
+def span_max_with(typingctx, mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt):
+    """:func:`span_max` as if slot ``start + offset`` held ``new_mean`` and ``new_inv_sqrt``:
+    the caller stores them after, so the span's loads do not wait on those stores (a vector
+    load cannot be forwarded from a store of one entry: it waits for the store to reach the
+    cache). The same value as storing first, then :func:`span_max`."""
+    _span_indices(typingctx, mean, inv_sqrt, row, start, width, "span_max_with")
+    if not (
+        isinstance(offset, types.Integer)
+        and new_mean == types.float64
+        and new_inv_sqrt == types.float64
+    ):
+        raise TypingError(
+            "span_max_with(mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt):"
+            " an int offset and two floats"
+        )
+
+    def codegen(context, builder, sig, args):
+        values = _span_indices_ir(context, builder, sig, args[:5])
+        offset = context.cast(builder, args[5], sig.args[5], types.int64)
+        width = context.cast(builder, args[4], sig.args[4], types.float64)
+        index = builder.fadd(args[6], builder.fmul(width, args[7]))
+        lanes = ir.VectorType(ir.IntType(64), SPAN)  # a select, not an insert at a variable
+        here = builder.icmp_unsigned(  # lane: that would go through memory again
+            "==", ir.Constant(lanes, list(range(SPAN))), _splat(builder, offset, lanes)
+        )
+        values = builder.select(here, _splat(builder, index, values.type), values)
+        return _tree_max(builder, values)
+
+    signature = types.float64(mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt)
+    return signature, codegen
+
+
 def _span_best_ir(context, builder, sig, args):
     """(offset of the first largest index of the span, that index)."""
     values = _span_indices_ir(context, builder, sig, args)

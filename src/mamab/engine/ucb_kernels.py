@@ -31,6 +31,7 @@ from mamab.engine.lanes import (
     row_max,
     span_best,
     span_max,
+    span_max_with,
     two_means_and_inv_sqrts,
 )
 from mamab.kernel_cache import njit
@@ -349,6 +350,20 @@ def hear_two(tally, mean, inv_sqrt, top, n, chosen, got, one, two, wide):
     top[n, g] = max(top[n, g], m + wide * r)
     h = t >> GROUP_SHIFT
     top[n, h] = max(top[n, h], m2 + wide * r2)
+
+
+@njit(cache=True, inline="always")
+def learn_played(tally, mean, inv_sqrt, top, n, s, reward, wide):
+    """Agent n learns the sample of slot s it just played: :func:`learn_grouped`, then
+    :func:`rebound_group`'s exact bound, computed before the slot's numbers are stored
+    (:func:`~mamab.engine.lanes.span_max_with`), not read back from those stores."""
+    tally[n, s, 0] += reward
+    tally[n, s, 1] += 1.0
+    m, r = mean_and_inv_sqrt(tally[n, s, 0], tally[n, s, 1])
+    g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
+    top[n, g] = span_max_with(mean, inv_sqrt, n, g * GROUP, wide, s & (GROUP - 1), m, r)
+    mean[n, s] = m
+    inv_sqrt[n, s] = r
 
 
 @njit(cache=True, inline="always")

@@ -53,14 +53,17 @@ from mamab.engine.lanes import (
     lane_learn,
     learn_lane,
     restart_lane,
+    span_max_with,
 )
 from mamab.engine.ucb_kernels import (
+    GROUP,
+    GROUP_SHIFT,
     block_width,
     choose_grouped,
     hear_two,
     learn_grouped,
+    learn_played,
     open_block,
-    rebound_group,
     restart_grouped,
     settle_grouped,
     ucb_width,
@@ -202,8 +205,7 @@ def _chunk_kernel(name: str, kind: int):
                     s = choose_grouped(top, mean, inv_sqrt, n, width)
                 arm = np.uint64(s)  # unsigned: no wraparound code (kernel_api)
                 reward = reward_of(rewards, noise[row, n], arm)
-                learn_grouped(tally, mean, inv_sqrt, top, n, arm, reward, wide[n])
-                rebound_group(mean, inv_sqrt, top, n, arm, wide[n])
+                learn_played(tally, mean, inv_sqrt, top, n, arm, reward, wide[n])
                 samples[n] += 1
                 regret[n] += gaps[arm]
                 if out.trace:
@@ -438,9 +440,12 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
         c = tally[0, s, 1] + n_agents
         tally[0, s, 1] = c
         tally[0, s, 0] += wins
-        mean[0, s] = tally[0, s, 0] / c  # scalar: here the settle's vector division is on the
-        inv_sqrt[0, s] = 1.0 / math.sqrt(c)  # chain from step to step (1.08 times the time)
-        rebound_group(mean, inv_sqrt, top, 0, s, wide[0])
+        m = tally[0, s, 0] / c  # scalar: here the settle's vector division is on the chain
+        r = 1.0 / math.sqrt(c)  # from step to step (1.08 times the time)
+        g = s >> GROUP_SHIFT  # the group's bound before the stores (learn_played)
+        top[0, g] = span_max_with(mean, inv_sqrt, 0, g * GROUP, wide[0], s & (GROUP - 1), m, r)
+        mean[0, s] = m
+        inv_sqrt[0, s] = r
         samples[0] += n_agents
         for n in range(n_agents):
             regret[n] += gaps[s]
