@@ -111,6 +111,12 @@ def _chunk_kernel(name: str, kind: int):
     of the faults it cannot meet. One source, three kernels: ``kind`` is a constant of each (a
     closure variable).
 
+    A step takes two passes over the agents before the exchange: every agent chooses, then every
+    agent learns its own sample. An agent's choice, reward and learning form one long chain of
+    dependent operations; agents' tables are apart, so in passes the processor overlaps one
+    agent's choice with the next one's, and their learnings likewise (0.94-0.96 times the time
+    of one pass at (150,250), (100,500) and G(20, 0.3) with loss).
+
     The exchange, written into the step loop: held samples arrive, then every alive agent's
     sample of the step reaches its neighbours.
 
@@ -182,7 +188,7 @@ def _chunk_kernel(name: str, kind: int):
         lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
         for row in range(rows):
             step = first + row + 1
-            for n in range(n_agents):
+            for n in range(n_agents):  # every agent chooses (_chunk_kernel's docstring)
                 if kind == ANY_FAULTS:
                     if step == back[n]:
                         restart_grouped(ucb, n)
@@ -203,14 +209,17 @@ def _chunk_kernel(name: str, kind: int):
                         widths[p] = ucb_width(alpha, seen)
                     width = widths[p]
                     s = choose_grouped(top, mean, inv_sqrt, n, width)
-                arm = np.uint64(s)  # unsigned: no wraparound code (kernel_api)
+                chosen[n] = np.uint64(s)  # unsigned: no wraparound code (kernel_api)
+            for n in range(n_agents):  # then every agent learns its own sample
+                if kind == ANY_FAULTS and not alive[n]:
+                    continue
+                arm = chosen[n]
                 reward = reward_of(rewards, noise[row, n], arm)
                 learn_played(tally, mean, inv_sqrt, top, n, arm, reward, wide[n])
                 samples[n] += 1
                 regret[n] += gaps[arm]
                 if out.trace:
                     out.trace_out[step - 1, n] = arm
-                chosen[n] = arm
                 got[n] = reward
             # the exchange (_chunk_kernel's docstring)
             for i in range(late_n[0] if faulty else 0):  # samples held, in the order sent
