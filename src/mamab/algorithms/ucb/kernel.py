@@ -105,6 +105,21 @@ def _open(ucb, n, alpha, seen):
     open_block(ucb.mean, ucb.inv_sqrt, ucb.top, n, wide)
 
 
+@njit(cache=True)
+def _count_steps(counters, indptr, bits, steps):
+    """The messages of ``steps`` exchanges without faults: every agent sends its sample to each
+    neighbour and hears each neighbour's (counted at grid points and at the end of a block, not
+    at every step: the counts are the same)."""
+    for n in range(indptr.size - 1):
+        degree = indptr[n + 1] - indptr[n]
+        if degree > 0:
+            counters[SENT, n] += steps * degree
+            counters[BITS, n] += steps * degree * bits
+            counters[ROUNDS, n] += steps
+            counters[RECV, n] += steps * degree
+            counters[BITS_RECV, n] += steps * degree * bits
+
+
 def _chunk_kernel(name: str, kind: int):
     """The entry kernel for runs that meet the faults of ``kind``: none (the paper's panels),
     message loss alone (the loss figure) or any (crashes, loss, delay); its loops hold no code
@@ -186,6 +201,7 @@ def _chunk_kernel(name: str, kind: int):
         faulty = kind == ANY_FAULTS  # crashes and delays possible
         plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
         lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
+        owed = 0  # exchanges whose messages are not counted yet (FAULTLESS)
         for row in range(rows):
             step = first + row + 1
             for n in range(n_agents):  # every agent chooses (_chunk_kernel's docstring)
@@ -230,12 +246,13 @@ def _chunk_kernel(name: str, kind: int):
                     )
                     samples[v] += 1
             late_n[0] = 0
-            for sender in range(n_agents):
-                degree = indptr[sender + 1] - indptr[sender]
+            for sender in range(n_agents if kind != FAULTLESS else 0):  # FAULTLESS: settled
+                degree = indptr[sender + 1] - indptr[sender]  # below, at grid points
                 if degree > 0 and alive[sender]:
                     counters[SENT, sender] += degree
                     counters[BITS, sender] += degree * bits
                     counters[ROUNDS, sender] += 1
+            owed += 1
             if lossy:  # the coordinates messages share, hashed once per exchange
                 round_hash = round_hash_nb(key, step, 0)
                 for sender in range(n_agents):
@@ -303,10 +320,16 @@ def _chunk_kernel(name: str, kind: int):
                         settle_grouped(tally, mean, inv_sqrt, top, v, slot, w)
                         heard += 1
                 samples[v] += heard
-                counters[RECV, v] += heard
-                counters[BITS_RECV, v] += heard * bits
+                if kind != FAULTLESS:
+                    counters[RECV, v] += heard
+                    counters[BITS_RECV, v] += heard * bits
             if pos[GRID] < grid.size and step == grid[pos[GRID]]:
+                if kind == FAULTLESS:
+                    _count_steps(counters, indptr, bits, owed)
+                    owed = 0
                 record(out)  # regret and bits sent at the grid point (cold: not inlined)
+        if kind == FAULTLESS:
+            _count_steps(counters, indptr, bits, owed)
         pos[STEP] = first + rows
 
     return njit_as(name, ucb_chunk, nogil=True)
