@@ -159,7 +159,9 @@ def _chunk_kernel(name: str, kind: int):
 
     Without crashes and delay (:data:`FAULTLESS`, :data:`LOSSY`) every agent is alive and nothing
     is held, and without loss (:data:`FAULTLESS`) every message arrives: those kernels carry no
-    code for it.
+    code for it. Without faults the message counters grow by each agent's degree at every
+    exchange, so they are added at the grid points that record bits and at the end of the block
+    (:func:`_count_steps`), not at every exchange (0.97-0.99 times the time).
 
     It is not a helper: numba counts a reference for every array a helper takes out of a tuple,
     once per step (11-15% of the time at N = 20), where the kernel binds them once per block.
