@@ -186,21 +186,29 @@ def _span(mean, inv_sqrt, row, start, width):
     return span_max(mean, inv_sqrt, row, start, width), span_best(mean, inv_sqrt, row, start, width)
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    data=st.data(),
-    start=st.integers(0, 2 * SPAN),
-    width=st.sampled_from([0.0, 1e-9, 1.0, 2.5, 7.0]),
-    unsigned=st.booleans(),
-)
-def test_a_span_gives_the_scan_s_largest_index_and_its_first_slot(data, start, width, unsigned):
+#: a span's cases: where it starts, the width, the start's type
+SPAN_CASES = {
+    "data": st.data(),
+    "start": st.integers(0, 2 * SPAN),
+    "width": st.sampled_from([0.0, 1e-9, 1.0, 2.5, 7.0]),
+    "unsigned": st.booleans(),
+}
+
+
+def _span_rows(data, start, rows):
+    """``rows`` rows of means and of 1/sqrt n holding the span from ``start``, and a few slots
+    past it."""
     cols = start + SPAN + data.draw(st.integers(0, 3))
-    mean = np.array(data.draw(st.lists(values, min_size=3 * cols, max_size=3 * cols))).reshape(
-        3, cols
-    )
-    inv_sqrt = np.array(
-        data.draw(st.lists(inverse_roots, min_size=3 * cols, max_size=3 * cols))
-    ).reshape(3, cols)
+    size = rows * cols
+    mean = np.array(data.draw(st.lists(values, min_size=size, max_size=size)))
+    inv_sqrt = np.array(data.draw(st.lists(inverse_roots, min_size=size, max_size=size)))
+    return mean.reshape(rows, cols), inv_sqrt.reshape(rows, cols)
+
+
+@settings(max_examples=300, deadline=None)
+@given(**SPAN_CASES)
+def test_a_span_gives_the_scan_s_largest_index_and_its_first_slot(data, start, width, unsigned):
+    mean, inv_sqrt = _span_rows(data, start, 3)
     row = data.draw(st.integers(0, 2))
     high, (first, largest) = _span(
         mean, inv_sqrt, row, np.uint64(start) if unsigned else start, width
@@ -221,20 +229,9 @@ def _span_with(mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    data=st.data(),
-    start=st.integers(0, 2 * SPAN),
-    width=st.sampled_from([0.0, 1e-9, 1.0, 2.5, 7.0]),
-    unsigned=st.booleans(),
-)
+@given(**SPAN_CASES)
 def test_a_span_with_one_slot_replaced_is_the_span_after_storing_it(data, start, width, unsigned):
-    cols = start + SPAN + data.draw(st.integers(0, 3))
-    mean = np.array(data.draw(st.lists(values, min_size=2 * cols, max_size=2 * cols))).reshape(
-        2, cols
-    )
-    inv_sqrt = np.array(
-        data.draw(st.lists(inverse_roots, min_size=2 * cols, max_size=2 * cols))
-    ).reshape(2, cols)
+    mean, inv_sqrt = _span_rows(data, start, 2)
     row, offset = data.draw(st.integers(0, 1)), data.draw(st.integers(0, SPAN - 1))
     new_mean, new_inv_sqrt = data.draw(values), data.draw(inverse_roots)
     typed = np.uint64 if unsigned else np.int64
