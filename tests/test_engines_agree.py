@@ -277,6 +277,11 @@ def test_long_horizon_crosses_chunks_and_lazy_blocks():
         "ucb-network",
     ):
         assert_identical(Config(algorithm, agents=5, arms=60, horizon=12_000, seed=3))
+    # full communication off the lockstep path, without faults: its message counters are added
+    # per block and at grid points, and noise blocks end between grid points here
+    assert_identical(
+        Config("full-communication", agents=6, arms=20, horizon=9000, graph="ring", seed=3)
+    )
 
 
 def test_engines_split_runs_the_same_way():

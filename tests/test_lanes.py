@@ -399,6 +399,7 @@ def test_lanes_learn_together_as_one_by_one(seed, arms, used, bernoulli, sigma, 
     rng = np.random.default_rng(seed)
     draws = rng.standard_normal((3, LANES)) if not bernoulli else rng.random((3, LANES))
     best = rng.integers(0, arms, LANES)
+    best[used:] = 2**50  # read whole, yet lanes from ``used`` on are ignored
     count = rng.integers(0, 2**20, arms * LANES)
     tile = (
         count,

@@ -351,7 +351,8 @@ def span_max(typingctx, mean, inv_sqrt, row, start, width):
 
 @intrinsic
 def span_max_with(typingctx, mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt):
-    """:func:`span_max` as if slot ``start + offset`` held ``new_mean`` and ``new_inv_sqrt``:
+    """:func:`span_max` as if slot ``start + offset`` (0 <= offset < SPAN) held ``new_mean`` and
+    ``new_inv_sqrt``:
     the caller stores them after, so the span's loads do not wait on those stores (a vector
     load cannot be forwarded from a store of one entry: it waits for the store to reach the
     cache). The same value as storing first, then :func:`span_max`."""
@@ -758,14 +759,15 @@ def lane_learn(typingctx, draws, row, used, best, tile, rewards, regret, first):
     Bernoulli draw < mean, else mean + sigma·draw, from ``rewards``), and ``regret[first + j]``
     grows by the arm's gap. ``best`` holds LANES slots, read whole (a scan's store of it just
     before is then forwarded to the read, where a masked read waits for the store to reach the
-    cache: no-communication 0.98 times the time at (150,250)); its lanes from ``used`` on are
-    ignored.
+    cache: no-communication 0.96-0.98 times the time at (150,250), (100,500) and complete
+    (10,100)); its lanes from ``used`` on are ignored.
 
     The numbers of the scalar code lane by lane (an IEEE sum, quotient, square root and
     quotient each, never fused); the entries are gathered and scattered (each lane's is its
     own: they never collide). Eight agents alone learning one by one cost a quarter or more of
     their step beside the scan of every arm (no-communication 0.91-0.97 times the time on the
-    paper's panels). Nothing outside the lanes j < ``used`` is read or written."""
+    paper's panels). ``best`` is read whole (LANES entries); nothing else outside the lanes
+    j < ``used`` is read or written."""
     signature = _lane_learn_typing(draws, row, used, best, tile, rewards, regret, first)
 
     def codegen(context, builder, sig, args):
