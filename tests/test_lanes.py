@@ -18,6 +18,7 @@ from mamab.engine.lanes import (
     _lane_argmax_typing,
     lane_argmax,
     lane_argmax_down,
+    lane_argmax_four,
     lane_argmax_one,
     lane_argmax_two,
     lane_learn,
@@ -64,9 +65,11 @@ SCANS = {
     "target's": _scanner(lane_argmax),
     "one chain": _scanner(lane_argmax_one),
     "two chains": _scanner(lane_argmax_two),
+    "four chains": _scanner(lane_argmax_four),
     "target's, downward": _scanner(lane_argmax_down),
     "one chain, downward": _scanner(_downward(1)),
     "two chains, downward": _scanner(_downward(2)),
+    "four chains, downward": _scanner(_downward(4)),
 }
 
 
@@ -112,17 +115,21 @@ def test_each_lane_gets_its_first_maximum(data, slots, widths):
         assert list(scan(mean, inv_sqrt, slots, float(widths[0]))) == alike, f"{name}, one width"
 
 
-@pytest.mark.parametrize("slots", [1, 2, 3, 8, 9])
+@pytest.mark.parametrize("slots", [1, 2, 3, 5, 7, 8, 9, 13])
 @pytest.mark.parametrize("scan", SCANS.values(), ids=SCANS.keys())
-def test_a_tie_across_the_halves_goes_to_the_first(slots, scan):
-    # equal indices in every slot, or only in the first and the last: the first slot wins;
-    # with all -inf (padding), slot 0 as well
+def test_a_tie_across_the_runs_goes_to_the_first(slots, scan):
+    # equal indices in every slot, or only in two slots (in one chain's run or two, the slots
+    # left over included): the first of them wins; with all -inf (padding), slot 0 as well
     for fill in (0.5, -math.inf):
         mean = np.full(slots * LANES, fill)
         assert list(scan(mean, np.zeros_like(mean), slots, np.ones(LANES))) == [0] * LANES
-    mean = np.zeros(slots * LANES)
-    mean[:LANES] = mean[-LANES:] = 1.0
-    assert list(scan(mean, np.zeros_like(mean), slots, np.ones(LANES))) == [0] * LANES
+    for first in range(slots):
+        for second in range(first + 1, slots):
+            mean = np.zeros(slots * LANES)
+            mean[first * LANES : (first + 1) * LANES] = 1.0
+            mean[second * LANES : (second + 1) * LANES] = 1.0
+            got = scan(mean, np.zeros_like(mean), slots, np.ones(LANES))
+            assert list(got) == [first] * LANES, (first, second)
 
 
 @pytest.mark.parametrize("slots", [1, 2, 3, 8, 9])
