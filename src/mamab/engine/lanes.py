@@ -237,7 +237,7 @@ def lane_argmax(typingctx, mean, inv_sqrt, slots, widths, best):
 
     With AVX-512 four running maxima per lane, over the quarters of the slots
     (:func:`lane_argmax_four`): their registers fit, and four chains of compares run side by
-    side (a tile's scan alone 0.88-0.95 times two chains' time at 126-500 slots, two chains'
+    side (a tile's scan alone 0.90-0.95 times two chains' time at 126-250 slots, two chains'
     0.84-0.98 times one's); with narrower vectors one (:func:`lane_argmax_one`): two chains'
     registers would spill (1.6 times the time at 500 slots). The same result either way.
     """
