@@ -14,9 +14,10 @@ together (:func:`lane_learn`: each lane's entries gathered and scattered).
 
 numba vectorizes a loop across an array, not a reduction held across lanes, so the scan is an
 intrinsic: LLVM IR written once here, compiled for whatever vector width the processor has.
-Where numba compiles for AVX-512 it keeps two running maxima per lane, over the two halves of
-the slots (two chains of compares side by side; merged with ties to the first half, the same
-result): with narrower vectors their registers would spill, so one (:func:`wide_vectors`).
+Where numba compiles for AVX-512 it keeps four running maxima per lane, over the four quarters
+of the slots (four chains of compares side by side; merged with ties to the earlier quarter,
+the same result): with narrower vectors their registers would spill, so one
+(:func:`wide_vectors`).
 :func:`lane_argmax_down` visits the slots from the last, for the same result: callers that scan
 one tile step after step go up and down by turns, so that each scan starts on the lines the last
 one ended on, still in cache.
