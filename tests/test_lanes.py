@@ -20,7 +20,6 @@ from mamab.engine.lanes import (
     lane_argmax_down,
     lane_argmax_four,
     lane_argmax_one,
-    lane_argmax_two,
     lane_learn,
     lane_ucb,
     learn_lane,
@@ -50,26 +49,26 @@ def _scanner(argmax):
     return scan
 
 
-def _downward(chains):
-    """The downward lane argmax with ``chains`` running maxima, whatever the target."""
+def _chained(chains, downward=False):
+    """The lane argmax with ``chains`` running maxima, up or down, whatever the target."""
 
     @intrinsic
-    def scan_down(typingctx, mean, inv_sqrt, slots, widths, best):
-        signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "scan_down")
-        return signature, _lane_argmax_ir(chains, downward=True)
+    def scan(typingctx, mean, inv_sqrt, slots, widths, best):
+        signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "scan")
+        return signature, _lane_argmax_ir(chains, downward=downward)
 
-    return scan_down
+    return scan
 
 
 SCANS = {
     "target's": _scanner(lane_argmax),
     "one chain": _scanner(lane_argmax_one),
-    "two chains": _scanner(lane_argmax_two),
+    "two chains": _scanner(_chained(2)),
     "four chains": _scanner(lane_argmax_four),
     "target's, downward": _scanner(lane_argmax_down),
-    "one chain, downward": _scanner(_downward(1)),
-    "two chains, downward": _scanner(_downward(2)),
-    "four chains, downward": _scanner(_downward(4)),
+    "one chain, downward": _scanner(_chained(1, downward=True)),
+    "two chains, downward": _scanner(_chained(2, downward=True)),
+    "four chains, downward": _scanner(_chained(4, downward=True)),
 }
 
 

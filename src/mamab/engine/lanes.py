@@ -189,13 +189,6 @@ def lane_argmax_one(typingctx, mean, inv_sqrt, slots, widths, best):
 
 
 @intrinsic
-def lane_argmax_two(typingctx, mean, inv_sqrt, slots, widths, best):
-    """:func:`lane_argmax` with two running maxima per lane (the halves of the slots)."""
-    signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax_two")
-    return signature, _lane_argmax_ir(2)
-
-
-@intrinsic
 def lane_argmax_four(typingctx, mean, inv_sqrt, slots, widths, best):
     """:func:`lane_argmax` with four running maxima per lane (the quarters of the slots)."""
     signature = _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, "lane_argmax_four")

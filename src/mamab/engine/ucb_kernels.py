@@ -368,6 +368,8 @@ def learn_played(tally, mean, inv_sqrt, top, n, s, reward, wide):
 
 @njit(cache=True, inline="always")
 def rebound_group(mean, inv_sqrt, top, n, s, wide):
-    """The group of slot s gets its exact bound again (its largest slot was just played)."""
+    """The group of slot s gets its exact bound again (its largest slot was just played): the
+    plain form of :func:`learn_played`'s re-bound, which the kernels call (the tests hold one to
+    the other)."""
     g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     top[n, g] = group_bound(mean, inv_sqrt, n, g, wide)
