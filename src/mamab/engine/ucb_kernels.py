@@ -360,6 +360,14 @@ def learn_played(tally, mean, inv_sqrt, top, n, s, reward, wide):
     tally[n, s, 0] += reward
     tally[n, s, 1] += 1.0
     m, r = mean_and_inv_sqrt(tally[n, s, 0], tally[n, s, 1])
+    store_played(mean, inv_sqrt, top, n, s, m, r, wide)
+
+
+@njit(cache=True, inline="always")
+def store_played(mean, inv_sqrt, top, n, s, m, r, wide):
+    """Slot s of agent n, just played, gets mean ``m`` and 1/sqrt n ``r``, and its group the
+    exact bound: computed first, from the group's vectors with (m, r) put in
+    (:func:`~mamab.engine.lanes.span_max_with`), then the numbers stored."""
     g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     top[n, g] = span_max_with(mean, inv_sqrt, n, g * GROUP, wide, s & (GROUP - 1), m, r)
     mean[n, s] = m

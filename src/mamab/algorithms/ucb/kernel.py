@@ -53,11 +53,8 @@ from mamab.engine.lanes import (
     lane_learn,
     learn_lane,
     restart_lane,
-    span_max_with,
 )
 from mamab.engine.ucb_kernels import (
-    GROUP,
-    GROUP_SHIFT,
     block_width,
     choose_grouped,
     hear_two,
@@ -66,6 +63,7 @@ from mamab.engine.ucb_kernels import (
     open_block,
     restart_grouped,
     settle_grouped,
+    store_played,
     ucb_width,
 )
 from mamab.faults import (
@@ -248,13 +246,15 @@ def _chunk_kernel(name: str, kind: int):
                     )
                     samples[v] += 1
             late_n[0] = 0
-            for sender in range(n_agents if kind != FAULTLESS else 0):  # FAULTLESS: settled
-                degree = indptr[sender + 1] - indptr[sender]  # below, at grid points
-                if degree > 0 and alive[sender]:
-                    counters[SENT, sender] += degree
-                    counters[BITS, sender] += degree * bits
-                    counters[ROUNDS, sender] += 1
-            owed += 1
+            if kind == FAULTLESS:  # counted at grid points and the block's end (_count_steps)
+                owed += 1
+            else:
+                for sender in range(n_agents):
+                    degree = indptr[sender + 1] - indptr[sender]
+                    if degree > 0 and alive[sender]:
+                        counters[SENT, sender] += degree
+                        counters[BITS, sender] += degree * bits
+                        counters[ROUNDS, sender] += 1
             if lossy:  # the coordinates messages share, hashed once per exchange
                 round_hash = round_hash_nb(key, step, 0)
                 for sender in range(n_agents):
@@ -476,10 +476,7 @@ def _lockstep(noise, rewards, out, ucb, links, alpha):
         tally[0, s, 0] += wins
         m = tally[0, s, 0] / c  # scalar: here the settle's vector division is on the chain
         r = 1.0 / math.sqrt(c)  # from step to step (1.08 times the time)
-        g = s >> GROUP_SHIFT  # the group's bound before the stores (learn_played)
-        top[0, g] = span_max_with(mean, inv_sqrt, 0, g * GROUP, wide[0], s & (GROUP - 1), m, r)
-        mean[0, s] = m
-        inv_sqrt[0, s] = r
+        store_played(mean, inv_sqrt, top, 0, s, m, r, wide[0])
         samples[0] += n_agents
         for n in range(n_agents):
             regret[n] += gaps[s]
