@@ -9,12 +9,15 @@ from hypothesis import strategies as st
 
 from mamab.engine.ucb_kernels import (
     GROUP,
+    add_sample,
+    choose_after,
     choose_grouped,
+    group_best,
     grouped_ucb,
     hear_two,
     learn_grouped,
-    learn_played,
     rebound_group,
+    store_played,
 )
 from mamab.kernel_cache import njit
 
@@ -22,6 +25,12 @@ from mamab.kernel_cache import njit
 @njit(cache=False)
 def _choose(top, mean, inv_sqrt, n, width):
     return choose_grouped(top, mean, inv_sqrt, n, width)
+
+
+@njit(cache=False)
+def _choose_from(top, mean, inv_sqrt, n, width, first):
+    best, value = group_best(mean, inv_sqrt, n, first, width)
+    return choose_after(top, mean, inv_sqrt, n, width, first, best, value)
 
 
 # Few distinct values, so that exact ties (equal counts and sums) are common, as with Bernoulli
@@ -40,7 +49,8 @@ INVERSE_ROOTS = np.array([0.0, 1.0, 1 / math.sqrt(2), 1 / math.sqrt(3), 0.5, 1e-
 )
 def test_the_grouped_choice_is_the_first_largest_index(seed, groups, width, widen):
     """Any group bounds at or above the group's indices (a block's bounds, raised by samples
-    since) give the plain scan's choice: the first slot of largest mean + width/sqrt n."""
+    since) give the plain scan's choice: the first slot of largest mean + width/sqrt n, and so
+    does evaluating any group first (the kernel's passes: group_best, then choose_after)."""
     rng = np.random.default_rng(seed)
     slots = groups * GROUP
     mean, inv_sqrt = rng.choice(MEANS, (2, slots)), rng.choice(INVERSE_ROOTS, (2, slots))
@@ -55,6 +65,8 @@ def test_the_grouped_choice_is_the_first_largest_index(seed, groups, width, wide
         if indices[s] > indices[best]:
             best = s
     assert _choose(top, mean, inv_sqrt, n, width) == best
+    first = int(rng.integers(0, groups))
+    assert _choose_from(top, mean, inv_sqrt, n, width, first) == best
 
 
 @pytest.mark.parametrize("groups", [3, 66])  # reaching's bit mask, and the loop beyond 64 groups
@@ -133,7 +145,9 @@ def _learn_then_rebound(ucb, n, slots, rewards, wide):
 @njit(cache=False)
 def _learn_played(ucb, n, slots, rewards, wide):
     for i in range(slots.size):
-        learn_played(ucb.tally, ucb.mean, ucb.inv_sqrt, ucb.top, n, slots[i], rewards[i], wide)
+        s = slots[i]
+        m, r = add_sample(ucb.tally, n, s, rewards[i])
+        store_played(ucb.mean, ucb.inv_sqrt, ucb.top, n, s, m, r, wide)
 
 
 @settings(max_examples=100, deadline=None)
@@ -145,8 +159,9 @@ def _learn_played(ucb, n, slots, rewards, wide):
     unsigned=st.booleans(),
 )
 def test_a_played_sample_learns_and_rebounds_as_the_two_steps(seed, arms, plays, wide, unsigned):
-    """learn_played (the group's bound computed before the slot's numbers are stored) leaves
-    the state learn_grouped then rebound_group leave, bit for bit, bounds included."""
+    """add_sample then store_played (the group's bound computed before the slot's numbers are
+    stored) leave the state learn_grouped then rebound_group leave, bit for bit, bounds
+    included."""
     rng = np.random.default_rng(seed)
     slots = rng.integers(0, arms, plays).astype(np.uint64 if unsigned else np.int64)
     rewards = rng.choice([0.0, 1.0, 0.25, -1.5], plays)

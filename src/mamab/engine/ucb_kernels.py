@@ -248,7 +248,7 @@ def group_bound(mean, inv_sqrt, n, g, wide):
 
 
 @njit(cache=True, inline="always")
-def _group_best(mean, inv_sqrt, n, g, width):
+def group_best(mean, inv_sqrt, n, g, width):
     """First slot of group g with the largest index, and that index (found in one vector:
     :func:`~mamab.engine.lanes.span_best`; the index is the scalar expression's)."""
     offset, index = span_best(mean, inv_sqrt, n, g * GROUP, width)
@@ -257,39 +257,51 @@ def _group_best(mean, inv_sqrt, n, g, width):
 
 @njit(cache=True, inline="always")
 def choose_grouped(top, mean, inv_sqrt, n, width):
-    """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open.
+    """The first slot of largest mean + width·inv_sqrt (the reference's choice), block open:
+    the best slot of :func:`first_group`, then :func:`choose_after`. (The kernel of agents that
+    talk runs the three parts in three passes over its agents.)"""
+    first = first_group(top, n)
+    best, value = group_best(mean, inv_sqrt, n, first, width)
+    return choose_after(top, mean, inv_sqrt, n, width, first, best, value)
 
-    The group of largest bound is evaluated first; then only a group whose bound exceeds the
-    value found (or reaches it, before the best slot) can hold the maximum (1.22 groups per
-    choice at (150,250)): found as a bit mask of vector compares (:func:`reaching`). From
-    VECTOR_GROUPS groups on the first is found in vector registers too (:func:`row_max`), not by
-    a chain of compares each waiting on the last: 0.95-1.00 times the time at (150,250) (16
-    groups), 0.92-0.94 at (100,500) (32); with 7 or 13 the chain, whose branches the processor
-    predicts, is faster (G(20, 0.3), K = 100: 1.01-1.02 with the vector form; in lockstep, where
-    each choice waits on the last, 1.06-1.09)."""
+
+@njit(cache=True, inline="always")
+def first_group(top, n):
+    """The group a choice evaluates first: the first of largest bound (any group may come
+    first; this one brings in the fewest others). From VECTOR_GROUPS groups on it is found in
+    vector registers (:func:`row_max`, :func:`reaching`), not by a chain of compares each
+    waiting on the last: 0.95-1.00 times the time at (150,250) (16 groups), 0.92-0.94 at
+    (100,500) (32); with 7 or 13 the chain, whose branches the processor predicts, is faster
+    (G(20, 0.3), K = 100: 1.01-1.02 with the vector form; in lockstep, where each choice waits
+    on the last, 1.06-1.09)."""
     groups = top.shape[1]
-    if groups <= REACH:  # the first group of largest bound; the groups that reach the value
-        if groups >= VECTOR_GROUPS:
-            first = np.int64(lowest_bit(reaching(top, n, groups, row_max(top, n, groups))))
-        else:
-            first = _first_top(top, n, groups)
-        best, value = _group_best(mean, inv_sqrt, n, first, width)
+    if VECTOR_GROUPS <= groups <= REACH:
+        return np.int64(lowest_bit(reaching(top, n, groups, row_max(top, n, groups))))
+    return _first_top(top, n, groups)
+
+
+@njit(cache=True, inline="always")
+def choose_after(top, mean, inv_sqrt, n, width, first, best, value):
+    """The choice of :func:`choose_grouped` once group ``first`` gave its best slot ``best`` and
+    that slot's index ``value``: only a group whose bound exceeds the value found (or reaches
+    it, before the best slot) can hold the maximum (1.22 groups per choice at (150,250)),
+    found as a bit mask of vector compares (:func:`reaching`)."""
+    groups = top.shape[1]
+    if groups <= REACH:
         left = reaching(top, n, groups, value) & ~(np.uint64(1) << np.uint64(first))
         while left:
             g = np.int64(lowest_bit(left))
             left &= left - np.uint64(1)
             bound = top[n, g]
             if bound >= value and (bound > value or g * GROUP < best):
-                s, index = _group_best(mean, inv_sqrt, n, g, width)
+                s, index = group_best(mean, inv_sqrt, n, g, width)
                 if index > value or (index == value and s < best):
                     best, value = s, index
         return best
-    first = _first_top(top, n, groups)
-    best, value = _group_best(mean, inv_sqrt, n, first, width)
     for g in range(groups):
         bound = top[n, g]
         if bound >= value and g != first and (bound > value or g * GROUP < best):
-            s, index = _group_best(mean, inv_sqrt, n, g, width)
+            s, index = group_best(mean, inv_sqrt, n, g, width)
             if index > value or (index == value and s < best):
                 best, value = s, index
     return best
@@ -353,21 +365,21 @@ def hear_two(tally, mean, inv_sqrt, top, n, chosen, got, one, two, wide):
 
 
 @njit(cache=True, inline="always")
-def learn_played(tally, mean, inv_sqrt, top, n, s, reward, wide):
-    """Agent n learns the sample of slot s it just played: :func:`learn_grouped`, then
-    :func:`rebound_group`'s exact bound, computed before the slot's numbers are stored
-    (:func:`~mamab.engine.lanes.span_max_with`), not read back from those stores."""
+def add_sample(tally, n, s, reward):
+    """Agent n adds one sample of slot s to its sum and count; returns the slot's new mean and
+    1/sqrt n (UCB.update's numbers), for :func:`store_played` to store (the kernel runs the two
+    in separate passes over its agents). The caller counts the sample."""
     tally[n, s, 0] += reward
     tally[n, s, 1] += 1.0
-    m, r = mean_and_inv_sqrt(tally[n, s, 0], tally[n, s, 1])
-    store_played(mean, inv_sqrt, top, n, s, m, r, wide)
+    return mean_and_inv_sqrt(tally[n, s, 0], tally[n, s, 1])
 
 
 @njit(cache=True, inline="always")
 def store_played(mean, inv_sqrt, top, n, s, m, r, wide):
-    """Slot s of agent n, just played, gets mean ``m`` and 1/sqrt n ``r``, and its group the
-    exact bound: computed first, from the group's vectors with (m, r) put in
-    (:func:`~mamab.engine.lanes.span_max_with`), then the numbers stored."""
+    """Slot s of agent n, just played, gets mean ``m`` and 1/sqrt n ``r`` (:func:`add_sample`'s),
+    and its group the exact bound: computed first, from the group's vectors with (m, r) put in
+    (:func:`~mamab.engine.lanes.span_max_with`), then the numbers stored (a vector load waits
+    for single-entry stores to the same lines to reach the cache)."""
     g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     top[n, g] = span_max_with(mean, inv_sqrt, n, g * GROUP, wide, s & (GROUP - 1), m, r)
     mean[n, s] = m
@@ -377,7 +389,7 @@ def store_played(mean, inv_sqrt, top, n, s, m, r, wide):
 @njit(cache=True, inline="always")
 def rebound_group(mean, inv_sqrt, top, n, s, wide):
     """The group of slot s gets its exact bound again (its largest slot was just played): the
-    plain form of :func:`learn_played`'s re-bound, which the kernels call (the tests hold one to
+    plain form of :func:`store_played`'s re-bound, which the kernels call (the tests hold one to
     the other)."""
     g = s >> GROUP_SHIFT  # s // GROUP, unsigned if s is
     top[n, g] = group_bound(mean, inv_sqrt, n, g, wide)
