@@ -22,6 +22,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -55,20 +56,32 @@ def agent_steps(config: Config) -> int:
     return config.agents * config.horizon * config.runs
 
 
+FLOOR_WARM_UP = 0.05  # seconds of untimed drawing before a floor is timed
+
+
 def floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -> float:
     """Best time to draw the same noise table with numpy, in the engine's chunks: the floor."""
     from mamab.problem import noise_chunks
     from mamab.seeding import rng
 
-    best = float("inf")
-    for attempt in range(repeat + 1):  # the first untimed, as in block_floor_seconds
+    def draw() -> float:
         start = time.perf_counter()
         for run in range(runs):
             for _ in noise_chunks(rng(0, run, "noise"), "bernoulli", n_agents, horizon):
                 pass
-        if attempt:
-            best = min(best, time.perf_counter() - start)
-    return best
+        return time.perf_counter() - start
+
+    return warmed_best(draw, repeat)
+
+
+def warmed_best(draw: Callable[[], float], repeat: int) -> float:
+    """The best of ``repeat`` timings by ``draw`` after at least FLOOR_WARM_UP seconds of untimed
+    ones (the pages, the clock's ramp: one untimed draw of a few milliseconds was not enough,
+    the first row's floor read 2.3 times the others')."""
+    warmed = 0.0
+    while warmed < FLOOR_WARM_UP:
+        warmed += draw()
+    return min(draw() for _ in range(repeat))
 
 
 def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -> float:
@@ -78,8 +91,8 @@ def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int 
     each block)."""
     block = np.empty((CHUNK, n_agents))
     generator = np.random.default_rng(0)
-    best = float("inf")
-    for attempt in range(repeat + 1):  # the first untimed: the block's pages, the clock's ramp
+
+    def draw() -> float:
         start = time.process_time()
         for _ in range(runs):
             left = horizon
@@ -87,9 +100,9 @@ def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int 
                 part = block[: min(CHUNK, left)]
                 generator.random(out=part)
                 left -= part.shape[0]
-        if attempt:
-            best = min(best, time.process_time() - start)
-    return best
+        return time.process_time() - start
+
+    return warmed_best(draw, repeat)
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
