@@ -59,8 +59,11 @@ def agent_steps(config: Config) -> int:
 FLOOR_WARM_UP = 0.05  # seconds of untimed drawing before a floor is timed
 
 
-def floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -> float:
-    """Best time to draw the same noise table with numpy, in the engine's chunks: the floor."""
+def floor_seconds(
+    n_agents: int, horizon: int, runs: int = 1, repeat: int = 3, warm_up: float = FLOOR_WARM_UP
+) -> float:
+    """Best time to draw the same noise table with numpy, in the engine's chunks: the floor
+    (``warm_up``: :func:`warmed_best`)."""
     from mamab.problem import noise_chunks
     from mamab.seeding import rng
 
@@ -71,20 +74,22 @@ def floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -
                 pass
         return time.perf_counter() - start
 
-    return warmed_best(draw, repeat)
+    return warmed_best(draw, repeat, warm_up)
 
 
-def warmed_best(draw: Callable[[], float], repeat: int) -> float:
-    """The best of ``repeat`` timings by ``draw`` after at least FLOOR_WARM_UP seconds of untimed
-    ones (the pages, the clock's ramp: one untimed draw of a few milliseconds was not enough,
-    the first row's floor read 2.3 times the others')."""
-    warmed = 0.0
-    while warmed < FLOOR_WARM_UP:
+def warmed_best(draw: Callable[[], float], repeat: int, warm_up: float) -> float:
+    """The best of ``repeat`` timings by ``draw`` after untimed ones: one, then more until
+    ``warm_up`` seconds have passed (the pages, the clock's ramp: one untimed draw of a few
+    milliseconds was not enough, the first row's floor read 2.3 times the others')."""
+    warmed = draw()
+    while warmed < warm_up:
         warmed += draw()
-    return min(draw() for _ in range(repeat))
+    return min((draw() for _ in range(repeat)), default=math.inf)
 
 
-def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int = 3) -> float:
+def block_floor_seconds(
+    n_agents: int, horizon: int, runs: int = 1, repeat: int = 3, warm_up: float = FLOOR_WARM_UP
+) -> float:
     """Best CPU seconds for numpy to fill a preallocated (4096, agents) block with uniforms
     (``rng.random(out=block)``), for the same number of uniforms as the runs: issue 23's floor,
     the cost of drawing the noise alone (about 3× below :func:`floor_seconds`, which allocates
@@ -102,7 +107,7 @@ def block_floor_seconds(n_agents: int, horizon: int, runs: int = 1, repeat: int 
                 left -= part.shape[0]
         return time.process_time() - start
 
-    return warmed_best(draw, repeat)
+    return warmed_best(draw, repeat, warm_up)
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -571,8 +576,10 @@ def rows_main(args: argparse.Namespace, scale: float) -> None:
             if not args.warm:
                 horizon = int(100_000 * scale)
                 floor = block_floor_seconds if label.startswith(BLOCK_FLOOR_ROW) else floor_seconds
+                # one untimed draw and one timed per call, as in every revision (compare.py
+                # runs old ones too); best_per_call's repeated calls do the warming up
                 seconds, calls = best_per_call(
-                    lambda t=horizon, f=floor: f(10, t, repeat=1),
+                    lambda t=horizon, f=floor: f(10, t, repeat=1, warm_up=0.0),
                     args.repeat,
                     args.min_time,
                     CLOCKS[args.clock],

@@ -407,3 +407,30 @@ def test_ucb_baselines_across_tiles_groups_and_faults():
     )
     for algorithm in ("no-communication", "full-communication"):
         assert_identical(Config(algorithm, agents=9, arms=150, horizon=1200, seed=7, **faults))
+
+
+def test_full_communication_chooses_among_many_groups():
+    """The choice's passes where the first group is found in vector registers (16 groups of
+    slots and more) and where the groups are scanned one by one (more than 64): Bernoulli
+    arms with ties among them (equal means, so equal counts and sums often give equal
+    indices), a ring and a random graph, faults on one (the kernel for any fault)."""
+    means = (*np.repeat([0.3, 0.5, 0.7, 0.7], 65).tolist(), 0.7)  # 261 arms: 17 groups
+    for config in (
+        Config(
+            "full-communication", agents=6, arms=261, horizon=900, graph="ring", means=means, seed=3
+        ),
+        Config(
+            "full-communication",
+            agents=7,
+            arms=261,
+            horizon=700,
+            graph="erdos-renyi",
+            edge_prob=0.5,
+            means=means,
+            crash_rate=0.002,
+            recover_after=30,
+            seed=4,
+        ),
+        Config("full-communication", agents=5, arms=1030, horizon=1300, graph="ring", seed=5),
+    ):
+        assert_identical(config)

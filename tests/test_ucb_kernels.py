@@ -12,6 +12,7 @@ from mamab.engine.ucb_kernels import (
     add_sample,
     choose_after,
     choose_grouped,
+    first_group,
     group_best,
     grouped_ucb,
     hear_two,
@@ -25,6 +26,11 @@ from mamab.kernel_cache import njit
 @njit(cache=False)
 def _choose(top, mean, inv_sqrt, n, width):
     return choose_grouped(top, mean, inv_sqrt, n, width)
+
+
+@njit(cache=False)
+def _first_group(top, n):
+    return first_group(top, n)
 
 
 @njit(cache=False)
@@ -67,6 +73,25 @@ def test_the_grouped_choice_is_the_first_largest_index(seed, groups, width, wide
     assert _choose(top, mean, inv_sqrt, n, width) == best
     first = int(rng.integers(0, groups))
     assert _choose_from(top, mean, inv_sqrt, n, width, first) == best
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    groups=st.one_of(st.integers(1, 6), st.integers(14, 18), st.integers(62, 70)),
+    ties=st.booleans(),
+)
+def test_the_first_group_is_the_first_of_largest_bound(seed, groups, ties):
+    """A choice starts from the first group of largest bound (by vector compares from
+    VECTOR_GROUPS groups on, by a scan below and beyond REACH): the group that brings in the
+    fewest others. Bounds all distinct (the largest anywhere), or few values (ties common)."""
+    rng = np.random.default_rng(seed)
+    if ties:
+        top = rng.choice([-np.inf, 0.0, 0.5, 1.25, 2.0], (2, groups))
+    else:
+        top = rng.permutation(2 * groups).reshape(2, groups) / 7.0
+    n = int(rng.integers(0, 2))
+    assert _first_group(top, n) == int(np.argmax(top[n]))
 
 
 @pytest.mark.parametrize("groups", [3, 66])  # reaching's bit mask, and the loop beyond 64 groups

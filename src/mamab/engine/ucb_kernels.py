@@ -164,7 +164,7 @@ def most_played(n, size, count):
 GROUP_SHIFT = 4
 GROUP = 1 << GROUP_SHIFT  # slots of a group
 assert GROUP == SPAN  # a group is scanned as one vector (mamab.engine.lanes)
-VECTOR_GROUPS = 16  # from this many, choose_grouped finds its first group in vector registers
+VECTOR_GROUPS = 16  # from this many, first_group finds its group in vector registers
 GROUP_BLOCK_SHIFT = 12  # blocks of max(8 steps, samples >> 12): measured best at K = 250
 
 
