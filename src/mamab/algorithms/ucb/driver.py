@@ -33,6 +33,7 @@ def run(run: FastRun) -> RunResult:
         lockstep,
         np.asarray(indptr, dtype=np.int64),
         np.asarray(indices, dtype=np.uint64),
+        np.repeat(np.arange(n, dtype=np.uint64), np.diff(indptr)),
         index_bits(config.arms) + REWARD_BITS,
         rec.late,
         rec.late_reward,

@@ -88,6 +88,7 @@ class Links(NamedTuple):
     lockstep: bool  # every agent holds the same table: ``ucb`` has one row for all
     indptr: np.ndarray  # (agents + 1,)
     indices: np.ndarray  # neighbours of each agent, increasing (uint64: see kernel_api)
+    receiver: np.ndarray  # each edge's receiver, the row of ``indices`` it is in (uint64)
     bits: int  # bits of one (arm, reward) message
     late: np.ndarray  # (capacity, 4) sender, receiver, bits, arm
     late_reward: np.ndarray  # (capacity,)
@@ -217,12 +218,8 @@ def _chunk_kernel(name: str, kind: int):
         faulty = kind == ANY_FAULTS  # crashes and delays possible
         plain = loss <= 0.0 and delay <= 0.0  # every message to a live agent arrives
         lossy = kind == LOSSY or (faulty and loss > 0.0 and delay <= 0.0)  # now or never
-        edges = indices.size if lossy else 0
+        edges, receiver = indices.size if lossy else 0, links.receiver
         arriving = np.empty(edges, dtype=np.uint64)  # each message's verdict (lossy)
-        receiver = np.empty(edges, dtype=np.uint64)  # each edge's receiver (lossy)
-        for v in range(n_agents if lossy else 0):
-            for e in range(indptr[v], indptr[v + 1]):
-                receiver[e] = v
         owed = 0  # exchanges whose messages are not counted yet (FAULTLESS)
         for row in range(rows):
             step = first + row + 1
