@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from mamab.errors import ConfigError
-from mamab.problem import Problem, noise_chunks
+from mamab.problem import CACHE_VALUES, CHUNK, MIN_CHUNK, Problem, chunk_steps, noise_chunks
 from mamab.seeding import rng
 
 
@@ -25,6 +25,28 @@ def test_reused_buffer_holds_the_same_numbers(reward):
         seen.append(block)
     assert all(np.shares_memory(seen[0], block) for block in seen)  # one buffer
     assert seen[-1].shape == (1000 - 3 * 256, 3)
+
+
+@pytest.mark.parametrize(
+    ("agents", "steps"),
+    [
+        (1, CHUNK),
+        (10, CHUNK),
+        (16, CHUNK),
+        (20, CACHE_VALUES // 20),
+        (150, 436),
+        (500, 131),
+        (2000, MIN_CHUNK),
+        (10**6, 16),
+    ],
+)
+def test_a_block_fits_the_cache_for_many_agents(agents, steps):
+    """At most CHUNK steps and CACHE_VALUES numbers, at least MIN_CHUNK steps unless a block
+    would then pass MAX_CHUNK_VALUES numbers (a million agents: 16 steps)."""
+    assert chunk_steps(agents) == steps
+    if agents <= 2000:  # the blocks drawn are so (a million agents: 128 MB a block, not drawn)
+        blocks = noise_chunks(rng(0, 0, "noise"), "bernoulli", agents, 3 * steps + 1, reuse=True)
+        assert [b.shape[0] for b in blocks] == [steps, steps, steps, 1]
 
 
 def test_streams_are_distinct_per_run_and_purpose():

@@ -21,8 +21,20 @@ REWARD_MODELS = ("bernoulli", "gaussian")
 #: averages stay far from float64 overflow (1.8e308), so both engines compute with finite
 #: numbers only. Beyond it a reward overflows to inf (sigma = 1e308) and the engines would part.
 MAX_MAGNITUDE = 1e100
-CHUNK = 4096  # noise steps drawn at once by every engine
+CHUNK = 4096  # noise steps drawn at once by every engine, at most
+#: Noise numbers a block holds at most when the agents are many (512 KB): a block within a core's
+#: second-level cache, where the kernels that play a tile of agents through many steps read it
+#: column by column just after numpy wrote it (measured, benchmarks/README.md, twentieth round)
+CACHE_VALUES = 1 << 16
+MIN_CHUNK = 64  # steps a block holds at least, however many the agents (unless MAX_CHUNK_VALUES)
 MAX_CHUNK_VALUES = 1 << 24  # noise numbers drawn at once, at most
+
+
+def chunk_steps(n_agents: int, chunk: int = CHUNK) -> int:
+    """Steps of a noise block of ``n_agents`` agents: at most ``chunk``, at most CACHE_VALUES
+    numbers (not below MIN_CHUNK steps), at most MAX_CHUNK_VALUES numbers, at least one step."""
+    fits = max(MIN_CHUNK, CACHE_VALUES // n_agents)
+    return max(1, min(chunk, fits, MAX_CHUNK_VALUES // n_agents))
 
 
 @dataclass(frozen=True)
@@ -91,7 +103,8 @@ def noise_chunks(
     """Yield the noise table in blocks of at most ``chunk`` steps, shape (steps, n_agents).
 
     Values are drawn step-major in one stream, so the table is the same whatever ``chunk`` is.
-    A block holds at most ``MAX_CHUNK_VALUES`` numbers (128 MiB), fewer steps for many agents.
+    A block holds fewer steps for many agents (:func:`chunk_steps`): 436 at N = 150, so that it
+    fits a core's second-level cache.
     ``progress`` (a progress bar's update) gets the agent-steps of each block once it is used.
     ``reuse``: every block is drawn into the same buffer (the same numbers), so a block is valid
     only until the next is asked for; a fresh array per block costs its pages' first touch
@@ -99,7 +112,7 @@ def noise_chunks(
     """
     if chunk <= 0:
         raise ConfigError("noise chunk must be positive")
-    chunk = max(1, min(chunk, MAX_CHUNK_VALUES // n_agents))  # N = 10^5: 167 steps, not 4096
+    chunk = chunk_steps(n_agents, chunk)
     draw = rng.random if reward == "bernoulli" else rng.standard_normal
     buffer = np.empty((min(chunk, horizon), n_agents)) if reuse else None
     for start in range(0, horizon, chunk):
