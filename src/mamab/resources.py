@@ -19,6 +19,7 @@ from mamab.algorithms.registry import engine_for, lookup
 from mamab.algorithms.spec import GraphShape
 from mamab.config import Config
 from mamab.errors import ConfigError
+from mamab.problem import CHUNK as CHUNK  # re-exported: benchmarks/run.py of every revision
 from mamab.problem import chunk_steps
 
 #: Work refused as too long: the estimate says more than this many seconds.
