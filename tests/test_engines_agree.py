@@ -224,9 +224,9 @@ def test_ucb_kernels_for_fewer_faults_give_the_general_kernel_s_results(monkeypa
     taken = []
     feed = recording.FastRun.feed
 
-    def recorded(self, kernel, *args):
+    def recorded(self, kernel, *args, **kwargs):
         taken.append(kernel.__name__)
-        return feed(self, kernel, *args)
+        return feed(self, kernel, *args, **kwargs)
 
     monkeypatch.setattr(recording.FastRun, "feed", recorded)
     cases = {

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from mamab.errors import ConfigError
-from mamab.problem import CACHE_VALUES, CHUNK, MIN_CHUNK, Problem, chunk_steps, noise_chunks
+from mamab.problem import CACHE_VALUES, CHUNK, MIN_CHUNK, Problem, cache_steps, noise_chunks
 from mamab.seeding import rng
 
 
@@ -29,24 +29,30 @@ def test_reused_buffer_holds_the_same_numbers(reward):
 
 @pytest.mark.parametrize(
     ("agents", "steps"),
-    [
-        (1, CHUNK),
-        (10, CHUNK),
-        (16, CHUNK),
-        (20, CACHE_VALUES // 20),
-        (150, 436),
-        (500, 131),
-        (2000, MIN_CHUNK),
-        (10**6, 16),
-    ],
+    [(1, CHUNK), (16, CHUNK), (20, CACHE_VALUES // 20), (150, 436), (500, 131), (2000, MIN_CHUNK)],
 )
-def test_a_block_fits_the_cache_for_many_agents(agents, steps):
-    """At most CHUNK steps and CACHE_VALUES numbers, at least MIN_CHUNK steps unless a block
-    would then pass MAX_CHUNK_VALUES numbers (a million agents: 16 steps)."""
-    assert chunk_steps(agents) == steps
-    if agents <= 2000:  # the blocks drawn are so (a million agents: 128 MB a block, not drawn)
-        blocks = noise_chunks(rng(0, 0, "noise"), "bernoulli", agents, 3 * steps + 1, reuse=True)
-        assert [b.shape[0] for b in blocks] == [steps, steps, steps, 1]
+def test_a_block_within_the_cache(agents, steps):
+    """At most CHUNK steps and CACHE_VALUES numbers, at least MIN_CHUNK steps."""
+    assert cache_steps(agents) == steps
+    blocks = noise_chunks(
+        rng(0, 0, "noise"), "bernoulli", agents, 3 * steps + 1, cache_steps(agents), reuse=True
+    )
+    assert [b.shape[0] for b in blocks] == [steps, steps, steps, 1]
+
+
+def test_agents_alone_read_blocks_within_the_cache(monkeypatch):
+    """no-communication's driver asks for blocks of cache_steps steps; the others for CHUNK."""
+    import mamab.engine.recording as recording
+    from mamab import Config, simulate
+
+    asked = []
+    real = recording.noise_chunks
+    monkeypatch.setattr(
+        recording, "noise_chunks", lambda *a, **k: asked.append(a[4]) or real(*a, **k)
+    )
+    for algorithm in ("no-communication", "full-communication"):
+        simulate(Config(algorithm, agents=150, arms=5, horizon=1000, graph="ring"), jobs=1)
+    assert asked == [436, CHUNK]
 
 
 def test_streams_are_distinct_per_run_and_purpose():

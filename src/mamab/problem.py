@@ -22,19 +22,27 @@ REWARD_MODELS = ("bernoulli", "gaussian")
 #: numbers only. Beyond it a reward overflows to inf (sigma = 1e308) and the engines would part.
 MAX_MAGNITUDE = 1e100
 CHUNK = 4096  # noise steps drawn at once by every engine, at most
-#: Noise numbers a block holds at most when the agents are many (512 KB): a block within a core's
-#: second-level cache, where the kernels that play a tile of agents through many steps read it
-#: column by column just after numpy wrote it (measured, benchmarks/README.md, twentieth round)
-CACHE_VALUES = 1 << 16
-MIN_CHUNK = 64  # steps a block holds at least, however many the agents (unless MAX_CHUNK_VALUES)
 MAX_CHUNK_VALUES = 1 << 24  # noise numbers drawn at once, at most
+#: Noise numbers of a block that fits a core's second-level cache (512 KB), for kernels that read
+#: a block column by column, a tile of agents through all its steps (:func:`cache_steps`)
+CACHE_VALUES = 1 << 16
+MIN_CHUNK = 64  # steps of such a block at least, however many the agents
 
 
 def chunk_steps(n_agents: int, chunk: int = CHUNK) -> int:
-    """Steps of a noise block of ``n_agents`` agents: at most ``chunk``, at most CACHE_VALUES
-    numbers (not below MIN_CHUNK steps), at most MAX_CHUNK_VALUES numbers, at least one step."""
-    fits = max(MIN_CHUNK, CACHE_VALUES // n_agents)
-    return max(1, min(chunk, fits, MAX_CHUNK_VALUES // n_agents))
+    """Steps of a noise block of ``n_agents`` agents: at most ``chunk`` and MAX_CHUNK_VALUES
+    numbers, at least one step."""
+    return max(1, min(chunk, MAX_CHUNK_VALUES // n_agents))
+
+
+def cache_steps(n_agents: int) -> int:
+    """Steps of a noise block of ``n_agents`` agents within a core's second-level cache: at most
+    CHUNK steps and CACHE_VALUES numbers, at least MIN_CHUNK steps (436 at N = 150). A kernel
+    that plays a tile of agents through a whole block, then the next tile (agents alone), reads
+    each tile's columns just after numpy wrote the block, from that cache rather than the next
+    (no-communication 0.93-0.98 times the time at N = 100-150; benchmarks/README.md, twentieth
+    round). The relay's windows end with each block, and it paid more for that (1.02-1.05)."""
+    return min(CHUNK, max(MIN_CHUNK, CACHE_VALUES // n_agents))
 
 
 @dataclass(frozen=True)
@@ -103,8 +111,7 @@ def noise_chunks(
     """Yield the noise table in blocks of at most ``chunk`` steps, shape (steps, n_agents).
 
     Values are drawn step-major in one stream, so the table is the same whatever ``chunk`` is.
-    A block holds fewer steps for many agents (:func:`chunk_steps`): 436 at N = 150, so that it
-    fits a core's second-level cache.
+    A block holds at most ``MAX_CHUNK_VALUES`` numbers (128 MiB), fewer steps for many agents.
     ``progress`` (a progress bar's update) gets the agent-steps of each block once it is used.
     ``reuse``: every block is drawn into the same buffer (the same numbers), so a block is valid
     only until the next is asked for; a fresh array per block costs its pages' first touch

@@ -19,8 +19,7 @@ from mamab.algorithms.registry import engine_for, lookup
 from mamab.algorithms.spec import GraphShape
 from mamab.config import Config
 from mamab.errors import ConfigError
-from mamab.problem import CHUNK as CHUNK  # re-exported: benchmarks/run.py of every revision
-from mamab.problem import chunk_steps
+from mamab.problem import CHUNK, MAX_CHUNK_VALUES
 
 #: Work refused as too long: the estimate says more than this many seconds.
 MAX_SECONDS = 30 * 24 * 3600.0
@@ -192,7 +191,7 @@ def estimate(
     state, ns = _state(config, shape, workers)
     if engine == "reference":
         state, ns = 3 * state + 2048 * n, ns * REFERENCE_SLOWDOWN
-    per_run = state + chunk_steps(n) * n * 8 + n * points * 16
+    per_run = state + min(CHUNK * n, MAX_CHUNK_VALUES) * 8 + n * points * 16
     graph = EDGE_BYTES * shape.edges + NODE_BYTES * n
     graphs = (
         graph * (runs if config.graph == "erdos-renyi" else 1) + shape.scratch
