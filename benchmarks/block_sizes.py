@@ -6,9 +6,10 @@
 Times one run (seed 1, one thread, CPU) with ``mamab.problem.CACHE_VALUES`` set to each of
 ``--values`` in turn (order reversed every other round), after a warming run, and prints each
 size's steps per block, best and median time, and best against the first size's. The knob is the
-cache a noise block should fit: only kernels that ask for cache-sized blocks
-(``mamab.problem.cache_steps``; agents alone) read it, so another algorithm shows the same times.
-The machine's second-level cache decides the best size; the results do not depend on it.
+cache a noise block should fit: only algorithms whose spec asks for cache-sized blocks
+(``FastEngine.cache_blocks``: no-communication) read it; another shows its own blocks' steps
+and the same times. The machine's second-level cache decides the best size; the results do not
+depend on it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from one_config import add_config_arguments, config_fields
 from refusal import refuse
 
 import mamab.problem as problem
+from mamab import resources
+from mamab.algorithms.registry import lookup
 from mamab.config import Config
 from mamab.errors import ConfigError
 from mamab.simulate import simulate
@@ -40,6 +43,7 @@ def main() -> None:
         raise refuse("--values: positive numbers; --rounds: at least 1")
     try:
         config = Config(**config_fields(args))
+        resources.check(resources.estimate(config, jobs=1))
         simulate(Config(**{**config_fields(args), "horizon": 200}), jobs=1)
     except ConfigError as err:
         raise refuse(str(err)) from None
@@ -51,11 +55,14 @@ def main() -> None:
             simulate(config, jobs=1)
             seconds[size].append(time.process_time() - start)
     first = min(seconds[sizes[0]])
+    spec = lookup(config.algorithm)
+    cache = spec.fast is not None and spec.fast.cache_blocks
     for size in sizes:
         problem.CACHE_VALUES = size
+        steps = min(problem.block_steps(config.agents, cache), config.horizon)
         print(
             f"{config.algorithm} ({config.agents},{config.arms}) T={config.horizon}: "
-            f"CACHE_VALUES={size} ({problem.cache_steps(config.agents)} steps a block): "
+            f"CACHE_VALUES={size} ({steps} steps a block): "
             f"best {min(seconds[size]):.4f} s, median {statistics.median(seconds[size]):.4f} s, "
             f"best / first size's {min(seconds[size]) / first:.3f}"
         )

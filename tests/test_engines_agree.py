@@ -187,6 +187,30 @@ def test_the_lcc_family_s_small_tiles_play_as_the_reference():
         assert_identical(config)
 
 
+def test_agents_alone_in_blocks_within_the_cache_play_as_the_reference():
+    """no-communication draws blocks of cache_steps steps beyond 16 agents (1638 at N = 40, 131
+    at N = 500): tiles that play a block through, crashes and recoveries across its edges,
+    Gaussian rewards, the same numbers as the reference agents."""
+    from mamab.problem import block_steps
+
+    cases = (
+        Config(
+            "no-communication",
+            agents=40,
+            arms=12,
+            horizon=3500,
+            crash_at=tuple({3: 1638, 17: 1639, 30: 1700}.get(n, 0) for n in range(40)),
+            recover_after=60,
+            seed=8,
+        ),
+        Config("no-communication", agents=500, arms=5, horizon=400, crash_rate=0.002, seed=9),
+        Config("no-communication", agents=20, arms=9, horizon=4000, reward="gaussian", seed=10),
+    )
+    assert [block_steps(c.agents, cache=True) for c in cases] == [1638, 131, 3276]
+    for config in cases:
+        assert_identical(config)
+
+
 def test_lcc_inverse_root_table_holds_the_kernel_s_numbers():
     """The LCC kernel reads 1 / sqrt(count) from a table made by numpy: every entry must be the
     scalar expression's bits, or the choices drift from the reference's."""
@@ -224,9 +248,9 @@ def test_ucb_kernels_for_fewer_faults_give_the_general_kernel_s_results(monkeypa
     taken = []
     feed = recording.FastRun.feed
 
-    def recorded(self, kernel, *args, **kwargs):
+    def recorded(self, kernel, *args):
         taken.append(kernel.__name__)
-        return feed(self, kernel, *args, **kwargs)
+        return feed(self, kernel, *args)
 
     monkeypatch.setattr(recording.FastRun, "feed", recorded)
     cases = {

@@ -2,7 +2,16 @@ import numpy as np
 import pytest
 
 from mamab.errors import ConfigError
-from mamab.problem import CACHE_VALUES, CHUNK, MIN_CHUNK, Problem, cache_steps, noise_chunks
+from mamab.problem import (
+    CACHE_VALUES,
+    CHUNK,
+    MAX_CHUNK_VALUES,
+    MIN_CACHE_STEPS,
+    Problem,
+    block_steps,
+    cache_steps,
+    noise_chunks,
+)
 from mamab.seeding import rng
 
 
@@ -29,10 +38,17 @@ def test_reused_buffer_holds_the_same_numbers(reward):
 
 @pytest.mark.parametrize(
     ("agents", "steps"),
-    [(1, CHUNK), (16, CHUNK), (20, CACHE_VALUES // 20), (150, 436), (500, 131), (2000, MIN_CHUNK)],
+    [
+        (1, CHUNK),
+        (16, CHUNK),
+        (20, CACHE_VALUES // 20),
+        (150, 436),
+        (500, 131),
+        (2000, MIN_CACHE_STEPS),
+    ],
 )
 def test_a_block_within_the_cache(agents, steps):
-    """At most CHUNK steps and CACHE_VALUES numbers, at least MIN_CHUNK steps."""
+    """At most CHUNK steps and CACHE_VALUES numbers, at least MIN_CACHE_STEPS steps."""
     assert cache_steps(agents) == steps
     blocks = noise_chunks(
         rng(0, 0, "noise"), "bernoulli", agents, 3 * steps + 1, cache_steps(agents), reuse=True
@@ -40,8 +56,16 @@ def test_a_block_within_the_cache(agents, steps):
     assert [b.shape[0] for b in blocks] == [steps, steps, steps, 1]
 
 
+def test_blocks_never_pass_the_largest_block():
+    """MAX_CHUNK_VALUES caps a block within the cache too (64 steps of 300000 agents would not)."""
+    n = 300_000
+    assert block_steps(n, cache=True) == block_steps(n) == MAX_CHUNK_VALUES // n == 55
+    assert block_steps(150) == CHUNK and block_steps(150, cache=True) == 436
+
+
 def test_agents_alone_read_blocks_within_the_cache(monkeypatch):
-    """no-communication's driver asks for blocks of cache_steps steps; the others for CHUNK."""
+    """no-communication's spec asks for blocks of cache_steps steps (``cache_blocks``); the
+    others draw CHUNK."""
     import mamab.engine.recording as recording
     from mamab import Config, simulate
 

@@ -231,6 +231,8 @@ def test_simulate_refuses_what_does_not_fit_the_memory_it_is_given(monkeypatch):
         dict(algorithm="lcc-ucb-relay", agents=300, arms=300, horizon=300),
         dict(algorithm="lcc-ucb-robust", agents=2000, arms=2000, horizon=5000, graph="ring"),
         dict(algorithm="no-communication", agents=200, arms=2000, horizon=300),
+        # its blocks within the cache: 64 steps (1 MB), not 4096 (64 MB)
+        dict(algorithm="no-communication", agents=2000, arms=10, horizon=5000),
         dict(algorithm="full-communication", agents=500, arms=50, horizon=50),
         dict(algorithm="gosine", agents=50, arms=100, horizon=20000, grid_points=10000),
     ],

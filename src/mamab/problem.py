@@ -23,10 +23,10 @@ REWARD_MODELS = ("bernoulli", "gaussian")
 MAX_MAGNITUDE = 1e100
 CHUNK = 4096  # noise steps drawn at once by every engine, at most
 MAX_CHUNK_VALUES = 1 << 24  # noise numbers drawn at once, at most
-#: Noise numbers of a block that fits a core's second-level cache (512 KB), for kernels that read
-#: a block column by column, a tile of agents through all its steps (:func:`cache_steps`)
+#: Noise numbers of a block of 512 KB, half a second-level cache of 1 MB, for kernels that read a
+#: block column by column, a tile of agents through all its steps (:func:`cache_steps`)
 CACHE_VALUES = 1 << 16
-MIN_CHUNK = 64  # steps of such a block at least, however many the agents
+MIN_CACHE_STEPS = 64  # steps of such a block at least, however many the agents
 
 
 def chunk_steps(n_agents: int, chunk: int = CHUNK) -> int:
@@ -37,12 +37,21 @@ def chunk_steps(n_agents: int, chunk: int = CHUNK) -> int:
 
 def cache_steps(n_agents: int) -> int:
     """Steps of a noise block of ``n_agents`` agents within a core's second-level cache: at most
-    CHUNK steps and CACHE_VALUES numbers, at least MIN_CHUNK steps (436 at N = 150). A kernel
-    that plays a tile of agents through a whole block, then the next tile (agents alone), reads
-    each tile's columns just after numpy wrote the block, from that cache rather than the next
-    (no-communication 0.93-0.98 times the time at N = 100-150; benchmarks/README.md, twentieth
-    round). The relay's windows end with each block, and it paid more for that (1.02-1.05)."""
-    return min(CHUNK, max(MIN_CHUNK, CACHE_VALUES // n_agents))
+    CHUNK steps and CACHE_VALUES numbers, at least MIN_CACHE_STEPS steps (436 at N = 150; beyond
+    N = 1024 a block of 64 steps is larger, and :func:`chunk_steps` may cap it further). A
+    kernel that plays a tile of agents through a whole block, then the next tile (agents alone),
+    reads each tile's columns just after numpy wrote the block, from that cache rather than the
+    next (no-communication 0.91-0.96 times the time at N = 100-150; benchmarks/README.md,
+    twentieth round). The relay, whose windows end with each block, paid more for that than it
+    gained (1.02-1.05)."""
+    return min(CHUNK, max(MIN_CACHE_STEPS, CACHE_VALUES // n_agents))
+
+
+def block_steps(n_agents: int, cache: bool = False) -> int:
+    """Steps of the noise blocks a run of ``n_agents`` agents draws: :func:`cache_steps` for a
+    kernel that asks for blocks within the cache (``FastEngine.cache_blocks``), else CHUNK; at
+    most MAX_CHUNK_VALUES numbers either way (:func:`chunk_steps`)."""
+    return chunk_steps(n_agents, cache_steps(n_agents) if cache else CHUNK)
 
 
 @dataclass(frozen=True)

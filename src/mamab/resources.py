@@ -19,7 +19,8 @@ from mamab.algorithms.registry import engine_for, lookup
 from mamab.algorithms.spec import GraphShape
 from mamab.config import Config
 from mamab.errors import ConfigError
-from mamab.problem import CHUNK, MAX_CHUNK_VALUES
+from mamab.problem import CHUNK as CHUNK  # re-exported: benchmarks/run.py of every revision
+from mamab.problem import block_steps
 
 #: Work refused as too long: the estimate says more than this many seconds.
 MAX_SECONDS = 30 * 24 * 3600.0
@@ -191,7 +192,9 @@ def estimate(
     state, ns = _state(config, shape, workers)
     if engine == "reference":
         state, ns = 3 * state + 2048 * n, ns * REFERENCE_SLOWDOWN
-    per_run = state + min(CHUNK * n, MAX_CHUNK_VALUES) * 8 + n * points * 16
+    fast = lookup(config.algorithm).fast if engine == "fast" else None
+    steps = min(block_steps(n, fast is not None and fast.cache_blocks), horizon)
+    per_run = state + steps * n * 8 + n * points * 16  # the noise block as drawn
     graph = EDGE_BYTES * shape.edges + NODE_BYTES * n
     graphs = (
         graph * (runs if config.graph == "erdos-renyi" else 1) + shape.scratch

@@ -144,6 +144,9 @@ class FastEngine:
     kernels: tuple[str, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
     api: int = KERNEL_API
+    #: the kernel plays a tile of agents through a whole noise block, then the next tile: its
+    #: blocks fit a core's second-level cache (:func:`mamab.problem.cache_steps`), else 4096 steps
+    cache_blocks: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))

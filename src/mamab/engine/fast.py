@@ -16,6 +16,7 @@ from mamab.config import Config
 from mamab.engine.recording import CHUNK, FastRun, Recording
 from mamab.errors import ConfigError
 from mamab.instance import Instance
+from mamab.problem import block_steps
 from mamab.result import RunResult
 
 __all__ = ["CHUNK", "FastRun", "Recording", "import_kernels", "load_driver", "run_fast", "run_one"]
@@ -43,7 +44,13 @@ def run_one(config: Config, instance: Instance, grid: np.ndarray, trace: bool = 
         raise ConfigError(f"{config.algorithm} has no fast kernel; use the reference engine")
     driver = load_driver(spec)
     run = FastRun(
-        config, instance, grid, trace, resolved_params(spec, config.params), spec.fast.settings
+        config,
+        instance,
+        grid,
+        trace,
+        resolved_params(spec, config.params),
+        spec.fast.settings,
+        block_steps(config.agents, spec.fast.cache_blocks),
     )
     return driver(run)
 

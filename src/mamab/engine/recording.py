@@ -80,7 +80,8 @@ class Out(NamedTuple):
 @dataclass(frozen=True)
 class FastRun:
     """One run as a driver sees it: the configuration, the run's instance, the recording grid,
-    whether to trace arms, the parameters in force (defaults resolved) and the spec's settings."""
+    whether to trace arms, the parameters in force (defaults resolved), the spec's settings and
+    the steps of its noise blocks (:func:`mamab.problem.block_steps`)."""
 
     config: Config
     instance: Instance
@@ -88,6 +89,7 @@ class FastRun:
     trace: bool
     params: AlgorithmParams
     settings: Mapping[str, Any]
+    steps: int = CHUNK
 
     def record(self, late_capacity: int = 1) -> Recording:
         """A fresh :class:`Recording`; ``late_capacity``: the most messages one exchange can send
@@ -99,9 +101,8 @@ class FastRun:
         problem, c = self.instance.problem, self.config
         return Rewards(problem.means, problem.gaps, c.reward == "bernoulli", float(c.sigma))
 
-    def feed(self, kernel: Callable, *args: Any, steps: int = CHUNK) -> None:
-        """Call ``kernel(noise, *args)`` for each noise block of the run (:meth:`noise`), of at
-        most ``steps`` steps each (the same numbers whatever the blocks).
+    def feed(self, kernel: Callable, *args: Any) -> None:
+        """Call ``kernel(noise, *args)`` for each noise block of the run (:meth:`noise`).
 
         From the second block on, the call goes to the kernel's compiled entry point for these
         argument types (:func:`entry_point`): numba's dispatcher types a named tuple field by
@@ -109,22 +110,22 @@ class FastRun:
         and 8.5 µs for 55 plain arrays, measured under load), a cost a short block notices.
         Looked up at the second block, after the first call: a run of one block needs none."""
         call = kernel
-        for i, noise in enumerate(self.noise(reuse=True, steps=steps)):
+        for i, noise in enumerate(self.noise(reuse=True)):
             if i == 1:
                 call = entry_point(kernel, noise, *args, called=True)
             call(noise, *args)
 
-    def noise(self, reuse: bool = False, steps: int = CHUNK) -> Iterator[np.ndarray]:
-        """The run's noise, block by block ((steps, agents), at most ``steps`` steps a block;
-        progress reported per block); ``reuse``: one buffer for every block, each valid until
-        the next is drawn."""
+    def noise(self, reuse: bool = False) -> Iterator[np.ndarray]:
+        """The run's noise, block by block ((steps, agents), at most ``self.steps`` steps a
+        block, the same numbers whatever the blocks; progress reported per block); ``reuse``: one
+        buffer for every block, each valid until the next is drawn."""
         c = self.config
         return noise_chunks(
             self.instance.noise_rng(c.seed),
             c.reward,
             c.agents,
             c.horizon,
-            steps,
+            self.steps,
             self.instance.progress,
             reuse,
         )

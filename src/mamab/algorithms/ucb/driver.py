@@ -12,7 +12,6 @@ from mamab.bits import REWARD_BITS, index_bits
 from mamab.engine.lanes import lane_ucb
 from mamab.engine.recording import FastRun, Recording
 from mamab.engine.ucb_kernels import grouped_ucb
-from mamab.problem import CHUNK, cache_steps
 from mamab.result import RunResult
 
 
@@ -55,9 +54,7 @@ def run(run: FastRun) -> RunResult:
         kernel = ucb_chunk_lossy
     else:
         kernel = ucb_chunk
-    # agents alone play a tile through a whole block: blocks within the cache (cache_steps)
-    steps = CHUNK if talk else cache_steps(n)
-    run.feed(kernel, rewards, out, ucb, lanes, links, faults, run.params.alpha, steps=steps)
+    run.feed(kernel, rewards, out, ucb, lanes, links, faults, run.params.alpha)
     return rec.result(instance, trace)
 
 

@@ -55,7 +55,8 @@ SPECS = (
         forge=forge_nothing,
         parameters=(),
         uses_graph=False,
-        fast=FastEngine(DRIVER, KERNELS, {"talk": False}),
+        # agents alone play a tile through a whole block: blocks within the cache
+        fast=FastEngine(DRIVER, KERNELS, {"talk": False}, cache_blocks=True),
         wire=WireFormat(4),
         cost=Cost(silent_cost),
         colour="tab:red",
