@@ -37,6 +37,32 @@ def test_erdos_renyi_is_connected_and_seeded():
     assert 6 < mean_degree < 14  # expectation about 10
 
 
+@pytest.mark.parametrize(("n", "p"), [(1, 0.5), (2, 1.0), (20, 0.3), (37, 0.2), (150, 10 / 150)])
+def test_erdos_renyi_is_networkx_s_graph_of_the_same_pairs(n, p):
+    """The neighbours built from the drawn pairs with numpy, and the search for connectivity,
+    are networkx's: the same graph, redrawn as often (the draws go on in one stream)."""
+    import networkx as nx
+
+    for seed in range(8):
+        built = topo.erdos_renyi(n, p, np.random.default_rng(seed))
+        stream = np.random.default_rng(seed)
+        while True:
+            graph = nx.empty_graph(n)
+            for rows, cols in topo._gnp_edges(n, p, stream):
+                graph.add_edges_from(zip(rows.tolist(), cols.tolist(), strict=True))
+            if nx.is_connected(graph):
+                break
+        expected = topo.Topology.from_networkx(graph, "erdos-renyi", copy=False)
+        assert built.neighbours == expected.neighbours
+        assert built.is_connected and built.diameter == expected.diameter
+
+
+def test_connectivity_search_finds_a_cut():
+    assert topo._connected(((1,), (0, 2), (1,)))
+    assert not topo._connected(((1,), (0,), (3,), (2,)))
+    assert not topo._connected(((), (2,), (1,)))  # node 0 alone
+
+
 def test_erdos_renyi_gives_up_clearly():
     with pytest.raises(ConfigError, match="no connected"):
         topo.erdos_renyi(50, 0.03, np.random.default_rng(0), tries=5)  # 0.001: hopeless, refused

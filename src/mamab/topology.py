@@ -56,7 +56,7 @@ class Topology:
 
     name: str
     neighbours: tuple[tuple[int, ...], ...]
-    _graph: nx.Graph = field(repr=False, compare=False)
+    _graph: nx.Graph | None = field(repr=False, compare=False)  # None: known connected
     known_diameter: int | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -94,7 +94,7 @@ class Topology:
 
     @cached_property
     def is_connected(self) -> bool:
-        return nx.is_connected(self._graph)
+        return self._graph is None or nx.is_connected(self._graph)
 
     @cached_property
     def diameter(self) -> int:
@@ -224,14 +224,37 @@ def erdos_renyi(
     check_edge_prob(p)
     check_connectable(n, p)
     for _ in range(tries):
-        g = nx.empty_graph(n)
-        for rows, cols in _gnp_edges(n, p, rng):
-            g.add_edges_from(zip(rows.tolist(), cols.tolist(), strict=True))
-        if nx.is_connected(g):
-            return Topology.from_networkx(g, "erdos-renyi", copy=False)
+        neighbours = _neighbours(n, list(_gnp_edges(n, p, rng)))
+        if _connected(neighbours):  # built from the pairs: no networkx graph (a millisecond a
+            return Topology("erdos-renyi", neighbours, None)  # draw at N = 150)
     raise ConfigError(
         f"no connected Erdős–Rényi graph G({n}, {p}) in {tries} draws; raise --edge-prob"
     )
+
+
+def _neighbours(n: int, blocks: list[tuple[np.ndarray, np.ndarray]]) -> tuple[tuple[int, ...], ...]:
+    """Each node's neighbours, increasing, from blocks of pairs (u < v, each pair once)."""
+    rows = np.concatenate([np.zeros(0, dtype=np.int64), *(r for r, _ in blocks)])
+    cols = np.concatenate([np.zeros(0, dtype=np.int64), *(c for _, c in blocks)])
+    source, target = np.concatenate((rows, cols)), np.concatenate((cols, rows))
+    order = np.lexsort((target, source))
+    bounds = np.searchsorted(source[order], np.arange(n + 1)).tolist()
+    flat = target[order].tolist()
+    return tuple(tuple(flat[bounds[v] : bounds[v + 1]]) for v in range(n))
+
+
+def _connected(neighbours: tuple[tuple[int, ...], ...]) -> bool:
+    """Whether every node is reached from node 0 (a depth-first search)."""
+    seen = bytearray(len(neighbours))
+    seen[0] = 1
+    stack, reached = [0], 1
+    while stack:
+        for w in neighbours[stack.pop()]:
+            if not seen[w]:
+                seen[w] = 1
+                reached += 1
+                stack.append(w)
+    return reached == len(neighbours)
 
 
 def _gnp_edges(
