@@ -85,6 +85,17 @@ def test_streams_are_distinct_per_run_and_purpose():
     assert rng(1, 2, "noise").random() == draws[(2, "noise")]
 
 
+def test_a_stream_is_its_run_s_sequence_for_that_purpose():
+    """rng makes the one seed sequence it needs: the generator run_streams' would give."""
+    from mamab.seeding import STREAMS, run_streams
+
+    for seed, run in ((0, 0), (7, 3), (2**40, 29)):
+        sequences = run_streams(seed, run)
+        for purpose in STREAMS:
+            expected = np.random.Generator(np.random.PCG64(sequences[purpose])).random(4)
+            assert np.array_equal(rng(seed, run, purpose).random(4), expected)
+
+
 def test_rewards_follow_the_noise_convention():
     p = Problem(np.array([0.2, 0.7]))
     assert p.reward_of(1, 0.69) == 1.0 and p.reward_of(1, 0.7) == 0.0

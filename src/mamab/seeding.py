@@ -21,5 +21,7 @@ def run_streams(seed: int, run: int) -> dict[str, np.random.SeedSequence]:
 
 
 def rng(seed: int, run: int, purpose: str) -> np.random.Generator:
-    """A fresh generator for one purpose of one run."""
-    return np.random.Generator(np.random.PCG64(run_streams(seed, run)[purpose]))
+    """A fresh generator for one purpose of one run (its seed sequence alone: :func:`run_streams`
+    makes all seven, 37 µs a call, four calls a run)."""
+    sequence = np.random.SeedSequence(seed, spawn_key=(run, STREAMS.index(purpose)))
+    return np.random.Generator(np.random.PCG64(sequence))
