@@ -28,7 +28,8 @@ MAX_SECONDS = 30 * 24 * 3600.0
 CONFIRM_SECONDS = 24 * 3600.0
 #: Work worth announcing (estimate on stderr, progress bar on a terminal).
 LONG_SECONDS = 30.0
-EDGE_BYTES = 300  # networkx adjacency (both directions) + neighbour tuples + CSR, per edge
+EDGE_BYTES = 300  # networkx adjacency (both directions; a named or file graph's) + neighbour
+# tuples + CSR, per edge: generous for G(n, p), built without networkx
 NODE_BYTES = 500  # networkx node dicts + neighbour tuple, per node
 REFERENCE_SLOWDOWN = 300.0  # the online agents against the numba kernels, per agent-step
 PAIR_BLOCK_BYTES = 24 * (1 << 22)  # G(n, p): one block of pair draws and their indices
@@ -123,7 +124,7 @@ def graph_shape(config: Config, built: bool) -> GraphShape:
         degree = min(n - 1, mean + 6 * math.sqrt(mean) + 6)
         diameter = min(n - 1, math.ceil(math.log(n) / math.log(max(mean, 1.5))) + 2)
         edges = p * n * (n - 1) / 2
-        # one uniform per node pair and draw, redrawn until connected; networkx inserts
+        # one uniform per node pair and draw, redrawn until connected; the neighbours built
         draw = n * n / 2 * 8e-9 + edges * 3e-6
         seconds = connect_tries(n, p) * draw + diameter_seconds(n, edges)
         scratch = min(PAIR_BLOCK_BYTES, 12 * n * n)

