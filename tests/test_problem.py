@@ -86,14 +86,17 @@ def test_streams_are_distinct_per_run_and_purpose():
 
 
 def test_a_stream_is_its_run_s_sequence_for_that_purpose():
-    """rng makes the one seed sequence it needs: the generator run_streams' would give."""
+    """Purpose i of run r of root seed s is SeedSequence(s, spawn_key=(r, i)), whether rng makes
+    it alone or run_streams makes the run's seven (the streams of every earlier result)."""
     from mamab.seeding import STREAMS, run_streams
 
     for seed, run in ((0, 0), (7, 3), (2**40, 29)):
         sequences = run_streams(seed, run)
-        for purpose in STREAMS:
-            expected = np.random.Generator(np.random.PCG64(sequences[purpose])).random(4)
+        for i, purpose in enumerate(STREAMS):
+            sequence = np.random.SeedSequence(seed, spawn_key=(run, i))
+            expected = np.random.Generator(np.random.PCG64(sequence)).random(4)
             assert np.array_equal(rng(seed, run, purpose).random(4), expected)
+            assert sequences[purpose].spawn_key == (run, i)
 
 
 def test_rewards_follow_the_noise_convention():

@@ -162,8 +162,8 @@ def _chunk_kernel(name: str, kind: int):
     (the uniform's 53 bits against ceil(loss·2^53): :func:`~mamab.faults.receiver_bits_nb`, the
     same verdicts; 0.94–0.99 times the time of deciding each in the receipt's loop), every
     message's in one loop over the edges, each edge's receiver from an array (0.91–0.95 times
-    the time of a loop per receiver before its receipts). A lost message adds 0 to its arm's count and 0·reward
-    to its sum, which leaves both as they are (a sum is never -0).
+    the time of a loop per receiver before its receipts). A lost message adds 0 to its arm's
+    count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
 
     Without crashes and delay (:data:`FAULTLESS`, :data:`LOSSY`) every agent is alive and nothing
     is held, and without loss (:data:`FAULTLESS`) every message arrives: those kernels carry no
