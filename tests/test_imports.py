@@ -140,6 +140,7 @@ LAYERS = (
         "mamab.algorithms.lcc.variants",
         "mamab.engine.ucb_kernels",
         "mamab.engine.lanes",
+        "mamab.engine.vector_rows",
         "mamab.engine.aligned",
     ),
     ("mamab.topology", "mamab.problem", "mamab.faults", "mamab.engine.kernel_api"),

@@ -196,3 +196,15 @@ def test_a_played_sample_learns_and_rebounds_as_the_two_steps(seed, arms, plays,
     _learn_played(two, n, slots, rewards, wide)
     for field in ("tally", "mean", "inv_sqrt", "top"):
         np.testing.assert_array_equal(getattr(two, field), getattr(one, field))
+
+
+def test_blocks_are_paced_by_the_samples_that_arrive():
+    """Full communication sizes its blocks by the samples an agent can expect per step: its own
+    and its neighbours' less the share lost (at least its own)."""
+    from mamab.algorithms.ucb.driver import _pace
+
+    degrees = np.array([0, 1, 6, 10])
+    np.testing.assert_array_equal(_pace(degrees, 0.0), [1, 2, 7, 11])
+    np.testing.assert_array_equal(_pace(degrees, 0.5), [1, 1, 4, 6])  # rint: half to even
+    np.testing.assert_array_equal(_pace(degrees, 0.9), [1, 1, 2, 2])
+    np.testing.assert_array_equal(_pace(degrees, 1.0), [1, 1, 1, 1])

@@ -183,7 +183,8 @@ class GroupedUCB(NamedTuple):
     block_end: np.ndarray  # (agents,) last sample count of the block (-1: none open)
     wide: np.ndarray  # (agents,) W, the width bound of the block
     pace: np.ndarray  # (agents,) samples an agent sees per step, typically (1 + its degree if
-    # told; a step that also delivers delayed samples sees more: pace only sizes the blocks)
+    # told, less the share lost; a step that also delivers delayed samples sees more: pace only
+    # sizes the blocks)
     arms: int  # K (slots beyond it are padding)
 
 

