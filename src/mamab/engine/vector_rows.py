@@ -1,4 +1,5 @@
-"""Weighted sums of rows, LANES entries at a time, as intrinsics (coop-UCB2's consensus).
+"""Weighted sums of rows, LANES entries at a time, as intrinsics (coop-UCB2's consensus), and a
+cache line asked for ahead.
 
 A loop such as ``dst[i] = dst[i] + w * src[j + i]`` over numba arrays is vectorized by LLVM only
 behind a run-time check that the arrays do not overlap, made before every loop: with rows of
@@ -7,12 +8,16 @@ round). These intrinsics write one vector of LANES entries each, with the arithm
 scalar expression written out (an IEEE product, then a sum, in the expression's order, never
 fused), and touch nothing beyond ``count`` entries: a caller's loop over a row in steps of
 LANES needs no such check. Offsets are entries of flat (1-d C) float64 arrays.
+
+:func:`prefetch_row` asks for a cache line ahead of its use (the LCC family's ready tiles copy
+their noise columns with it).
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
@@ -90,3 +95,26 @@ def add_two_scaled_rows(typingctx, dst, at, src, a, b, weight, count):
     i < min(count, LANES): two senders' terms added in order, as the scalar expression."""
     _typing("add_two_scaled_rows", dst, at, src, (a, b), weight, count)
     return types.void(dst, at, src, a, b, weight, count), _codegen(accumulate=True)
+
+
+@intrinsic
+def prefetch_row(typingctx, src, a):
+    """Ask the processor to bring the cache line of src[a] into its second-level cache, to be
+    read later (a hint: nothing is read now, and an address past the array never faults)."""
+    if not (_flat_float_array(src) and isinstance(a, types.Integer)):
+        raise TypingError("prefetch_row(src, a): a 1-d float64 C array, an int offset")
+
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        offset = context.cast(builder, args[1], sig.args[1], types.int64)
+        pointer = builder.bitcast(builder.gep(data, [offset]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module,
+            ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32]),
+            "llvm.prefetch.p0i8",
+        )  # read, locality 2 (the second-level cache), data
+        builder.call(function, [pointer, i32(0), i32(2), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(src, a), codegen
