@@ -39,6 +39,7 @@ def run(run: FastRun) -> RunResult:
         pulls=np.zeros((n, k), dtype=np.int64),
         active=active,
         size=size,
+        untried=np.zeros(n, dtype=np.int64),
         sticky=sticky,
         non_sticky=non_sticky,
         n_non_sticky=n_non_sticky,

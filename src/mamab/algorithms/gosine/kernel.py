@@ -42,6 +42,7 @@ class Sets(NamedTuple):
     pulls: np.ndarray  # (agents, arms) pulls of the running phase
     active: np.ndarray  # (agents, width) sorted(sticky ∪ non-sticky)
     size: np.ndarray  # (agents,) arms in ``active``
+    untried: np.ndarray  # (agents,) the arms of ``active`` before this position have been tried
     sticky: np.ndarray  # (agents, sticky arms)
     non_sticky: np.ndarray  # (agents, 2)
     n_non_sticky: np.ndarray  # (agents,)
@@ -198,7 +199,7 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
     """Simulate ``noise.shape[0]`` steps of GosInE (gosine-robust when ``plan.robust``)."""
     # the hot loop's arrays, bound once (a tuple's field re-read in the loop can cost)
     count, total, mean, inv_sqrt = sets.count, sets.total, sets.mean, sets.inv_sqrt
-    pulls, active, size = sets.pulls, sets.active, sets.size
+    pulls, active, size, untried = sets.pulls, sets.active, sets.size, sets.untried
     pos, crash, back, alpha = out.pos, faults.crash, faults.back, plan.alpha
     indptr, state, ends, late_n = plan.indptr, plan.state, plan.ends, held.late_n
     means, gaps, bernoulli, sigma = rewards.means, rewards.gaps, rewards.bernoulli, rewards.sigma
@@ -220,21 +221,22 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
                 plan.blocked_until[indptr[n] : indptr[n + 1]] = 0
                 plan.rec_edge[n] = -1
                 _sorted_set(n, sets.sticky, sets.non_sticky, sets.n_non_sticky, active, size)
+                untried[n] = 0
         for n in range(n_agents):
             if not alive[n]:
                 continue  # crashed: plays nothing
-            arm = -1
-            for s in range(size[n]):  # untried arms first, in increasing order
-                if count[n, active[n, s]] == 0:
-                    arm = active[n, s]
-                    break
-            if arm < 0:
+            s, m = untried[n], size[n]  # untried arms first, in increasing order
+            while s < m and count[n, active[n, s]] > 0:
+                s += 1
+            untried[n] = s
+            if s == m:  # the first largest index
                 value = -math.inf
-                for s in range(size[n]):
-                    a = active[n, s]
+                for q in range(m):
+                    a = active[n, q]
                     index = mean[n, a] + width * inv_sqrt[n, a]
                     if index > value:
-                        arm, value = a, index
+                        s, value = q, index
+            arm = active[n, s]
             reward = reward_from(means, bernoulli, sigma, noise[row, n], arm)
             c = count[n, arm] + 1
             count[n, arm] = c
@@ -248,6 +250,7 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
         if state[0] < ends.size and step == ends[state[0]]:
             _gossip(state[0], step, sets, plan, out.counters, faults, held, attack, alive)
             state[0] += 1
+            untried[:] = 0  # the sets changed: new arms may be untried
             pulls[:, :] = 0
         if step_ended(pos, grid):
             record(out)
