@@ -69,9 +69,8 @@ def test_kernel_consensus_adds_in_the_agents_order():
     stale = rng.random(indptr[-1]) < 0.4
     heard = np.arange(n_agents, dtype=np.int64)  # 0 to 6 senders: odd and even counts
     heard[3] = -1  # dead
-    _consensus(
-        counts, sums, sent_counts, sent_sums, own_weight, weight, indptr, source, stale, heard
-    )
+    flat = (a.reshape(-1) for a in (counts, sums, sent_counts, sent_sums))  # views, as the kernel
+    _consensus(*flat, own_weight, weight, indptr, source, stale, heard)
     for n in range(n_agents):
         if heard[n] < 0:
             assert (counts[n] == -1.0).all() and (sums[n] == -1.0).all()

@@ -211,6 +211,30 @@ def test_agents_alone_in_blocks_within_the_cache_play_as_the_reference():
         assert_identical(config)
 
 
+def test_counters_by_block_and_rows_by_vector_play_as_the_reference():
+    """Past a noise block of 4096 steps, with many grid points: full communication under loss
+    alone (its counters added by block, the lost messages by edge), coop-UCB2 with arms not a
+    multiple of eight and delayed estimates (its rows in vectors of eight), GosInE after gossip
+    and recoveries (its pointer past the tried arms)."""
+    cases = (
+        Config(
+            "full-communication",
+            agents=12,
+            arms=21,
+            horizon=5000,
+            graph="erdos-renyi",
+            edge_prob=0.4,
+            loss=0.5,
+            grid_points=40,
+            seed=11,
+        ),
+        Config("coop-ucb2", agents=6, arms=13, horizon=5000, delay=0.3, loss=0.1, seed=12),
+        Config("gosine", agents=7, arms=30, horizon=5000, crash_rate=0.001, recover_after=30),
+    )
+    for config in cases:
+        assert_identical(config)
+
+
 def test_lcc_inverse_root_table_holds_the_kernel_s_numbers():
     """The LCC kernel reads 1 / sqrt(count) from a table made by numpy: every entry must be the
     scalar expression's bits, or the choices drift from the reference's."""
@@ -336,7 +360,7 @@ def test_agents_alone_in_vector_lanes():
             "no-communication",
             agents=n,
             arms=k,
-            horizon=9000,
+            horizon=5000,
             seed=11 + n,
             reward=reward,
             crash_at=crash_at[:n],
@@ -368,7 +392,7 @@ def test_lcc_family_beyond_small_sets_in_vector_lanes():
             "lcc-ucb",
             agents=6,
             arms=200,
-            horizon=9000,
+            horizon=5000,
             seed=21,
             crash_at=(0, 3000, 0, 0, 0, 700),
             recover_after=400,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from numba.core.errors import TypingError
 
 from mamab.engine.lanes import LANES
-from mamab.engine.vector_rows import add_scaled_row, add_two_scaled_rows, prefetch_row, scaled_row
+from mamab.engine.vector_rows import add_scaled_row, add_two_scaled_rows, prefetch_line, scaled_row
 from mamab.kernel_cache import njit
 
 
@@ -77,7 +77,7 @@ def test_a_row_of_the_wrong_kind_is_refused_by_name():
 @njit
 def _ask(src, offsets):
     for a in offsets:
-        prefetch_row(src, a)
+        prefetch_line(src, a)
     return src.sum()
 
 
@@ -85,5 +85,5 @@ def test_a_prefetch_reads_and_writes_nothing_even_past_the_array():
     src = np.arange(16.0)
     assert _ask(src, np.array([0, 15, 16, 1 << 20, -(1 << 20)])) == np.arange(16.0).sum()
     assert np.array_equal(src, np.arange(16.0))
-    with pytest.raises(TypingError, match="prefetch_row"):
+    with pytest.raises(TypingError, match="prefetch_line"):
         _ask(np.zeros((2, 2)), np.array([0]))

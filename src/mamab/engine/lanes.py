@@ -55,7 +55,7 @@ def _flat_array(ty, dtype, ndim: int = 1) -> bool:
     )
 
 
-def _flat_float_array(ty, ndim: int = 1) -> bool:
+def flat_float_array(ty, ndim: int = 1) -> bool:
     """Whether ``ty`` is a C-contiguous float64 array of ``ndim`` dimensions."""
     return _flat_array(ty, types.float64, ndim)
 
@@ -68,9 +68,9 @@ def _flat_int_array(ty) -> bool:
 def _lane_argmax_typing(mean, inv_sqrt, slots, widths, best, name):
     """Typing shared by the lane argmax intrinsics; refused with the intrinsic's name."""
     if not (
-        _flat_float_array(mean)
-        and _flat_float_array(inv_sqrt)
-        and (_flat_float_array(widths) or isinstance(widths, types.Float))
+        flat_float_array(mean)
+        and flat_float_array(inv_sqrt)
+        and (flat_float_array(widths) or isinstance(widths, types.Float))
         and isinstance(slots, types.Integer)
         and _flat_int_array(best)
     ):
@@ -106,7 +106,7 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
         mean_p, inv_p = (builder.bitcast(a.data, vec_f.as_pointer()) for a in arrays[:2])
         best_p = builder.bitcast(arrays[2].data, vec_i.as_pointer())
         if isinstance(sig.args[3], types.Float):  # one width, in every lane from a register
-            width = _splat(
+            width = splat(
                 builder, context.cast(builder, widths_v, sig.args[3], types.float64), vec_f
             )
         else:
@@ -126,7 +126,7 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
             tops.append(cgutils.alloca_once_value(builder, minus_inf))
             wheres.append(cgutils.alloca_once_value(builder, zeros))
             first = builder.add(start, last) if downward else start
-            counters.append(cgutils.alloca_once_value(builder, _splat(builder, first, vec_i)))
+            counters.append(cgutils.alloca_once_value(builder, splat(builder, first, vec_i)))
         step_by = ir.Constant(vec_i, [-1 if downward else 1] * LANES)
 
         def step(c, s, slot=None):
@@ -155,7 +155,7 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
             with cgutils.for_range(builder, extra) as loop:
                 offset = builder.sub(builder.sub(extra, ir.Constant(i64, 1)), loop.index)
                 s = builder.add(rest, offset if downward else loop.index)
-                step(chains - 1, s, _splat(builder, s, vec_i))
+                step(chains - 1, s, splat(builder, s, vec_i))
 
         if downward:
             left_over()
@@ -248,8 +248,8 @@ def _span_indices(typingctx, mean, inv_sqrt, row, start, width, name):
     """Typing shared by the span intrinsics: (agents, slots) float64 C arrays, two integers, a
     float; refused with the intrinsic's name otherwise."""
     if not (
-        _flat_float_array(mean, 2)
-        and _flat_float_array(inv_sqrt, 2)
+        flat_float_array(mean, 2)
+        and flat_float_array(inv_sqrt, 2)
         and isinstance(row, types.Integer)
         and isinstance(start, types.Integer)
         and isinstance(width, types.Float)
@@ -274,7 +274,7 @@ def _entry_pointer(context, builder, ty, value, row, column):
     )
 
 
-def _splat(builder, value, vec):
+def splat(builder, value, vec):
     """``value`` in every lane of a vector of type ``vec``."""
     lane = ir.Constant(ir.IntType(32), 0)
     one = builder.insert_element(ir.Constant(vec, ir.Undefined), value, lane)
@@ -291,7 +291,7 @@ def _call_intrinsic(builder, name, ret, args):
     return builder.call(function, args)
 
 
-def _masked_memory(builder, pointer, mask, store=None, fill=0.0):
+def masked_memory(builder, pointer, mask, store=None, fill=0.0):
     """A masked load of LANES float64 from ``pointer`` (``fill`` outside ``mask``), or a masked
     store of ``store``: nothing is read or written outside the mask's lanes."""
     vec, align = ir.VectorType(ir.DoubleType(), LANES), ir.Constant(ir.IntType(32), 8)
@@ -317,7 +317,7 @@ def _span_indices_ir(context, builder, sig, args):
     width = context.cast(builder, width_v, sig.args[4], types.float64)
     mean = builder.load(pointers[0], align=8)
     inv = builder.load(pointers[1], align=8)
-    return builder.fadd(mean, builder.fmul(_splat(builder, width, vec), inv))
+    return builder.fadd(mean, builder.fmul(splat(builder, width, vec), inv))
 
 
 def _tree_max(builder, values):
@@ -375,9 +375,9 @@ def span_max_with(typingctx, mean, inv_sqrt, row, start, width, offset, new_mean
         index = builder.fadd(args[6], builder.fmul(width, args[7]))
         lanes = ir.VectorType(ir.IntType(64), SPAN)  # a select, not an insert at a variable
         here = builder.icmp_unsigned(  # lane: that would go through memory again
-            "==", ir.Constant(lanes, list(range(SPAN))), _splat(builder, offset, lanes)
+            "==", ir.Constant(lanes, list(range(SPAN))), splat(builder, offset, lanes)
         )
-        values = builder.select(here, _splat(builder, index, values.type), values)
+        values = builder.select(here, splat(builder, index, values.type), values)
         return _tree_max(builder, values)
 
     signature = types.float64(mean, inv_sqrt, row, start, width, offset, new_mean, new_inv_sqrt)
@@ -388,7 +388,7 @@ def _span_best_ir(context, builder, sig, args):
     """(offset of the first largest index of the span, that index)."""
     values = _span_indices_ir(context, builder, sig, args)
     top = _tree_max(builder, values)
-    equal = builder.fcmp_ordered("==", values, _splat(builder, top, values.type))
+    equal = builder.fcmp_ordered("==", values, splat(builder, top, values.type))
     bits = builder.bitcast(equal, ir.IntType(SPAN))
     first = _call_intrinsic(
         builder, f"llvm.cttz.i{SPAN}", ir.IntType(SPAN), [bits, ir.Constant(ir.IntType(1), 0)]
@@ -436,9 +436,9 @@ def _row_in_eights(context, builder, sig, args, take):
     with cgutils.for_range(builder, chunks) as loop:
         base = builder.mul(loop.index, ir.Constant(i64, 8))
         left = builder.sub(count, base)
-        inside = builder.icmp_signed("<", lane, _splat(builder, left, ir.VectorType(i64, 8)))
+        inside = builder.icmp_signed("<", lane, splat(builder, left, ir.VectorType(i64, 8)))
         pointer = builder.bitcast(builder.gep(first, [base]), vec.as_pointer())
-        take(_masked_memory(builder, pointer, inside, fill=float("-inf")), inside, base)
+        take(masked_memory(builder, pointer, inside, fill=float("-inf")), inside, base)
 
 
 @intrinsic
@@ -447,7 +447,7 @@ def reaching(typingctx, values, row, count, level):
     REACH): compared eight at a time, each eight by a masked load that reads nothing past
     ``count``."""
     if not (
-        _flat_float_array(values, 2)
+        flat_float_array(values, 2)
         and isinstance(row, types.Integer)
         and isinstance(count, types.Integer)
         and isinstance(level, types.Float)
@@ -459,11 +459,11 @@ def reaching(typingctx, values, row, count, level):
     def codegen(context, builder, sig, args):
         i64 = ir.IntType(64)
         level = context.cast(builder, args[3], sig.args[3], types.float64)
-        splat = _splat(builder, level, ir.VectorType(ir.DoubleType(), 8))
+        levels = splat(builder, level, ir.VectorType(ir.DoubleType(), 8))
         mask = cgutils.alloca_once_value(builder, ir.Constant(i64, 0))
 
         def take(chunk, inside, base):
-            reach = builder.and_(builder.fcmp_ordered(">=", chunk, splat), inside)
+            reach = builder.and_(builder.fcmp_ordered(">=", chunk, levels), inside)
             bits = builder.zext(builder.bitcast(reach, ir.IntType(8)), i64)
             builder.store(builder.or_(builder.load(mask), builder.shl(bits, base)), mask)
 
@@ -479,7 +479,7 @@ def row_max(typingctx, values, row, count):
     eight at a time, each eight by a masked load that reads nothing past ``count`` (-inf there),
     into one running vector, then halved."""
     if not (
-        _flat_float_array(values, 2)
+        flat_float_array(values, 2)
         and isinstance(row, types.Integer)
         and isinstance(count, types.Integer)
     ):
@@ -644,7 +644,7 @@ def _suffix(element) -> str:
 def _addresses(builder, data, index):
     """A vector of pointers to ``data[index]`` (8-byte entries) for a vector of int64 indices."""
     vec = index.type
-    base = _splat(builder, builder.ptrtoint(data, ir.IntType(64)), vec)
+    base = splat(builder, builder.ptrtoint(data, ir.IntType(64)), vec)
     offsets = builder.mul(index, ir.Constant(vec, [8] * vec.count))
     return builder.inttoptr(
         builder.add(base, offsets), ir.VectorType(data.type.pointee.as_pointer(), vec.count)
@@ -695,7 +695,7 @@ def _lane_draws(context, builder, ty, draws, row, inside):
     ``inside``."""
     first = _entry_pointer(context, builder, ty, draws, row, ir.Constant(ir.IntType(64), 0))
     vec = ir.VectorType(ir.DoubleType(), LANES)
-    return _masked_memory(builder, builder.bitcast(first, vec.as_pointer()), inside)
+    return masked_memory(builder, builder.bitcast(first, vec.as_pointer()), inside)
 
 
 def _lane_rewards(context, builder, fields, rewards, draw, mean_of_arm):
@@ -705,16 +705,14 @@ def _lane_rewards(context, builder, fields, rewards, draw, mean_of_arm):
     bernoulli = context.cast(builder, builder.extract_value(rewards, 2), fields[2], types.boolean)
     sigma = context.cast(builder, builder.extract_value(rewards, 3), fields[3], types.float64)
     coin = builder.uitofp(builder.fcmp_ordered("<", draw, mean_of_arm), draw.type)
-    normal = builder.fadd(mean_of_arm, builder.fmul(_splat(builder, sigma, draw.type), draw))
+    normal = builder.fadd(mean_of_arm, builder.fmul(splat(builder, sigma, draw.type), draw))
     return builder.select(bernoulli, coin, normal)
 
 
 def _grow_regret(builder, regret, first, inside, gap):
     """``regret[first + j] += gap[j]`` for the lanes j inside."""
     at = builder.bitcast(builder.gep(regret, [first]), gap.type.as_pointer())
-    _masked_memory(
-        builder, at, inside, store=builder.fadd(_masked_memory(builder, at, inside), gap)
-    )
+    masked_memory(builder, at, inside, store=builder.fadd(masked_memory(builder, at, inside), gap))
 
 
 def _rewards_typed(rewards) -> bool:
@@ -723,7 +721,7 @@ def _rewards_typed(rewards) -> bool:
     fields = getattr(rewards, "types", ())
     return (
         len(fields) == 4
-        and all(_flat_float_array(t) for t in fields[:2])
+        and all(flat_float_array(t) for t in fields[:2])
         and fields[2] == types.boolean
         and isinstance(fields[3], types.Float)
     )
@@ -734,15 +732,15 @@ def _lane_learn_typing(draws, row, used, best, tile, rewards, regret, first):
     arrays_1d = (
         len(getattr(tile, "types", ())) == 4
         and _flat_int_array(tile.types[0])
-        and all(_flat_float_array(t) for t in tile.types[1:])
+        and all(flat_float_array(t) for t in tile.types[1:])
     )
     if not (
-        _flat_float_array(draws, 2)
+        flat_float_array(draws, 2)
         and all(isinstance(x, types.Integer) for x in (row, used, first))
         and _flat_int_array(best)
         and arrays_1d
         and _rewards_typed(rewards)
-        and _flat_float_array(regret)
+        and flat_float_array(regret)
     ):
         raise TypingError(
             "lane_learn(draws, row, used, best, tile, rewards, regret, first): a 2-d float64 "
@@ -774,7 +772,7 @@ def lane_learn(typingctx, draws, row, used, best, tile, rewards, regret, first):
     def codegen(context, builder, sig, args):
         draws_v, row_v, used_v, best_v, tile_v, rewards_v, regret_v, first_v = args
         vf, vi, lane, number, data = _lane_codegen(context, builder, sig)
-        inside = builder.icmp_signed("<", lane, _splat(builder, number(2, used_v), vi))
+        inside = builder.icmp_signed("<", lane, splat(builder, number(2, used_v), vi))
         best = data(sig.args[3], best_v)  # read whole (the docstring)
         slot = builder.load(builder.bitcast(best, vi.as_pointer()), align=8)
         entry = builder.add(builder.mul(slot, ir.Constant(vi, [LANES] * LANES)), lane)
@@ -814,17 +812,17 @@ def _small_tile_typing(draws, row, lo, used, slots, width, part, tile, rewards, 
     fields = getattr(tile, "types", ())
     tile_arrays = (
         len(fields) == 7
-        and all(_flat_float_array(t, 2) for t in fields[:2])
+        and all(flat_float_array(t, 2) for t in fields[:2])
         and _flat_int_array(fields[2])
-        and all(_flat_float_array(t) for t in fields[3:])
+        and all(flat_float_array(t) for t in fields[3:])
     )
     if not (
-        _flat_float_array(draws, 2)
+        flat_float_array(draws, 2)
         and all(isinstance(x, types.Integer) for x in (row, lo, used, slots, part))
         and isinstance(width, types.Float)
         and tile_arrays
         and _rewards_typed(rewards)
-        and _flat_float_array(regret)
+        and flat_float_array(regret)
     ):
         raise TypingError(
             "small_tile_step(draws, row, lo, used, slots, width, part, tile, rewards, regret): "
@@ -875,8 +873,8 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
         )
         table = context.make_array(fields[6])(context, builder, tile[6])
         table_size = builder.extract_value(table.shape, 0)
-        inside = builder.icmp_signed("<", lane, _splat(builder, number(3, used_v), vi))
-        width = _splat(builder, number(5, width_v, types.float64), vf)
+        inside = builder.icmp_signed("<", lane, splat(builder, number(3, used_v), vi))
+        width = splat(builder, number(5, width_v, types.float64), vf)
         count_slots = number(4, slots_v)
         # the scan: each lane's first largest index, and that slot's numbers
         # (a lane with no index above -inf keeps slot 0 and its numbers, as lane_argmax would)
@@ -895,7 +893,7 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
                 builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
             )
             larger = builder.fcmp_ordered(">", index, builder.load(kept[0]))
-            news = [index, _splat(builder, s, vi)] + [
+            news = [index, splat(builder, s, vi)] + [
                 builder.load(builder.gep(p, [s]), align=8)
                 for p in (count_p, total_p, arm_mean_p, arm_gap_p)
             ]
@@ -910,7 +908,7 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
         total = builder.fadd(total, reward)
         mean = builder.fdiv(total, builder.sitofp(count, vf))
         listed = builder.and_(
-            inside, builder.icmp_signed("<", count, _splat(builder, table_size, vi))
+            inside, builder.icmp_signed("<", count, splat(builder, table_size, vi))
         )
         root = cgutils.alloca_once_value(
             builder, _gather(builder, _addresses(builder, table.data, count), listed)
@@ -927,7 +925,7 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
         # every slot's vectors written back whole, the lanes that chose it changed
         with cgutils.for_range(builder, count_slots) as loop:
             s = loop.index
-            chose = builder.and_(inside, builder.icmp_signed("==", best, _splat(builder, s, vi)))
+            chose = builder.and_(inside, builder.icmp_signed("==", best, splat(builder, s, vi)))
             for pointer, new in ((count_p, count), (total_p, total), (mean_p, mean), (inv_p, inv)):
                 at = builder.gep(pointer, [s])
                 builder.store(builder.select(chose, new, builder.load(at, align=8)), at, align=8)

@@ -3,13 +3,13 @@ cache line asked for ahead.
 
 A loop such as ``dst[i] = dst[i] + w * src[j + i]`` over numba arrays is vectorized by LLVM only
 behind a run-time check that the arrays do not overlap, made before every loop: with rows of
-100 arms, those checks held 12-25% of coop-UCB2's samples (benchmarks/README.md, twenty-first
-round). These intrinsics write one vector of LANES entries each, with the arithmetic of the
+100 arms, those checks held 12-25% of coop-UCB2's samples (15% in the twenty-first round's
+profile, benchmarks/README.md). These intrinsics write one vector of LANES entries each, with the arithmetic of the
 scalar expression written out (an IEEE product, then a sum, in the expression's order, never
 fused), and touch nothing beyond ``count`` entries: a caller's loop over a row in steps of
 LANES needs no such check. Offsets are entries of flat (1-d C) float64 arrays.
 
-:func:`prefetch_row` asks for a cache line ahead of its use (the LCC family's ready tiles copy
+:func:`prefetch_line` asks for a cache line ahead of its use (the LCC family's ready tiles copy
 their noise columns with it).
 """
 
@@ -21,14 +21,14 @@ from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-from mamab.engine.lanes import LANES, _flat_float_array, _masked_memory, _splat
+from mamab.engine.lanes import LANES, flat_float_array, masked_memory, splat
 
 
 def _typing(name, dst, at, src, offsets, weight, count):
     """Refuse arguments of the wrong kinds, naming the intrinsic."""
     if not (
-        _flat_float_array(dst)
-        and _flat_float_array(src)
+        flat_float_array(dst)
+        and flat_float_array(src)
         and isinstance(at, types.Integer)
         and all(isinstance(o, types.Integer) for o in offsets)
         and isinstance(weight, types.Float)
@@ -53,9 +53,9 @@ def _codegen(accumulate: bool):
         lanes = ir.VectorType(ir.IntType(64), LANES)
         count = context.cast(builder, count_v, rest[-1], types.int64)
         mask = builder.icmp_signed(
-            "<", ir.Constant(lanes, list(range(LANES))), _splat(builder, count, lanes)
+            "<", ir.Constant(lanes, list(range(LANES))), splat(builder, count, lanes)
         )
-        weight = _splat(builder, context.cast(builder, weight_v, rest[-2], types.float64), vec)
+        weight = splat(builder, context.cast(builder, weight_v, rest[-2], types.float64), vec)
 
         def pointer(ty, array, offset_v, offset_ty):
             data = context.make_array(ty)(context, builder, array).data
@@ -63,13 +63,13 @@ def _codegen(accumulate: bool):
             return builder.bitcast(builder.gep(data, [offset]), vec.as_pointer())
 
         target = pointer(dst_ty, dst_v, at_v, sig.args[1])
-        total = _masked_memory(builder, target, mask) if accumulate else None
+        total = masked_memory(builder, target, mask) if accumulate else None
         for offset_v, offset_ty in zip(offsets, rest[:-2], strict=True):
             term = builder.fmul(
-                weight, _masked_memory(builder, pointer(src_ty, src_v, offset_v, offset_ty), mask)
+                weight, masked_memory(builder, pointer(src_ty, src_v, offset_v, offset_ty), mask)
             )
             total = term if total is None else builder.fadd(total, term)
-        _masked_memory(builder, target, mask, store=total)
+        masked_memory(builder, target, mask, store=total)
         return context.get_dummy_value()
 
     return codegen
@@ -98,11 +98,11 @@ def add_two_scaled_rows(typingctx, dst, at, src, a, b, weight, count):
 
 
 @intrinsic
-def prefetch_row(typingctx, src, a):
+def prefetch_line(typingctx, src, a):
     """Ask the processor to bring the cache line of src[a] into its second-level cache, to be
     read later (a hint: nothing is read now, and an address past the array never faults)."""
-    if not (_flat_float_array(src) and isinstance(a, types.Integer)):
-        raise TypingError("prefetch_row(src, a): a 1-d float64 C array, an int offset")
+    if not (flat_float_array(src) and isinstance(a, types.Integer)):
+        raise TypingError("prefetch_line(src, a): a 1-d float64 C array, an int offset")
 
     def codegen(context, builder, sig, args):
         data = context.make_array(sig.args[0])(context, builder, args[0]).data

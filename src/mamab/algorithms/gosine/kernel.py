@@ -229,8 +229,8 @@ def gosine_chunk(noise, rewards, out, faults, held, attack, sets, plan):
             while s < m and count[n, active[n, s]] > 0:
                 s += 1
             untried[n] = s
-            if s == m:  # the first largest index
-                value = -math.inf
+            if s == m:  # the first largest index (finite: every arm of the set was tried)
+                s, value = 0, -math.inf
                 for q in range(m):
                     a = active[n, q]
                     index = mean[n, a] + width * inv_sqrt[n, a]

@@ -123,9 +123,9 @@ def _count_steps(counters, indptr, bits, steps):
 
 
 @njit(cache=True)
-def _count_lost(counters, indices, receiver, bits, missed):
-    """The messages of the exchanges :func:`_count_steps` just counted as all delivered, less
-    those lost: ``missed[e]`` messages of edge e (from its sender ``indices[e]`` to its
+def _take_off_lost(counters, indices, receiver, bits, missed):
+    """Take the lost messages off what :func:`_count_steps` counted as delivered (at the block's
+    end): ``missed[e]`` messages of edge e (from its sender ``indices[e]`` to its
     ``receiver[e]``) never arrived; then ``missed`` starts again from 0."""
     for e in range(indices.size):
         lost = missed[e]
@@ -186,9 +186,9 @@ def _chunk_kernel(name: str, kind: int):
     code for it. Without faults the message counters grow by each agent's degree at every
     exchange, so they are added at the grid points that record bits and at the end of the block
     (:func:`_count_steps`), not at every exchange (0.97-0.99 times the time). Under loss alone
-    (:data:`LOSSY`) they are added so too, less the messages lost, which the verdicts' loop
-    counts by edge and :func:`_count_lost` takes off there: no counter of a sender is read and
-    written again for every message it sends (0.91-0.93 times the time at G(20, 0.3), K = 100,
+    (:data:`LOSSY`) they are added so too, and the messages lost, which the verdicts' loop counts
+    by edge, are taken off at the block's end (:func:`_take_off_lost`): no counter of a sender is
+    read and written again for every message it sends (0.91-0.93 times the time at G(20, 0.3), K = 100,
     loss 0.1-0.9).
 
     It is not a helper: numba counts a reference for every array a helper takes out of a tuple,
@@ -210,8 +210,10 @@ def _chunk_kernel(name: str, kind: int):
         tally, mean, inv_sqrt = ucb.tally, ucb.mean, ucb.inv_sqrt
         top, samples, untried = ucb.top, ucb.samples, ucb.untried
         block_end, wide, k = ucb.block_end, ucb.wide, ucb.arms
-        # the width computed once per pace and step: agents of one degree have seen as many
-        # samples (not only when two agents in a row have, as on a graph whose degrees vary)
+        # the width cached by pace: without faults agents of one degree have seen as many
+        # samples (not only when two agents in a row have, as on a graph whose degrees vary);
+        # otherwise agents of one pace often have (each cached width is checked against the
+        # samples it was computed for)
         pace = ucb.pace
         paces = pace.max() + 1
         known = np.full(paces, -1, dtype=np.int64)  # samples seen at the last width
@@ -302,8 +304,8 @@ def _chunk_kernel(name: str, kind: int):
                     )
                     samples[v] += 1
             late_n[0] = 0
-            if kind != ANY_FAULTS:  # counted at grid points and the block's end (_count_steps,
-                owed += 1  # _count_lost)
+            if kind != ANY_FAULTS:  # counted at grid points and the block's end (_count_steps;
+                owed += 1  # the lost ones taken off at the block's end: _take_off_lost)
             else:
                 for sender in range(n_agents):
                     degree = indptr[sender + 1] - indptr[sender]
@@ -338,7 +340,7 @@ def _chunk_kernel(name: str, kind: int):
                             # to settle (after a restart alone; a branch predicted)
                             settle_grouped(tally, mean, inv_sqrt, top, v, slot, w)
                         heard += arrives
-                        if kind != LOSSY:  # (LOSSY: counted by edge, _count_lost)
+                        if kind != LOSSY:  # (LOSSY: counted by edge, _take_off_lost)
                             counters[LOST, sender] += not arrives
                             counters[BITS_LOST, sender] += (not arrives) * bits
                 elif kind == FAULTLESS:  # every neighbour's sample, two by two
@@ -386,16 +388,14 @@ def _chunk_kernel(name: str, kind: int):
                     counters[RECV, v] += heard
                     counters[BITS_RECV, v] += heard * bits
             if pos[GRID] < grid.size and step == grid[pos[GRID]]:
-                if kind != ANY_FAULTS:
+                if kind != ANY_FAULTS:  # (the grid records bits sent: the lost wait)
                     _count_steps(counters, indptr, bits, owed)
                     owed = 0
-                if kind == LOSSY:
-                    _count_lost(counters, indices, receiver, bits, missed)
                 record(out)  # regret and bits sent at the grid point (cold: not inlined)
         if kind != ANY_FAULTS:
             _count_steps(counters, indptr, bits, owed)
         if kind == LOSSY:
-            _count_lost(counters, indices, receiver, bits, missed)
+            _take_off_lost(counters, indices, receiver, bits, missed)
         pos[STEP] = first + rows
 
     return njit_as(name, ucb_chunk, nogil=True)
