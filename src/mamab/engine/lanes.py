@@ -283,7 +283,7 @@ def splat(builder, value, vec):
     )
 
 
-def _call_intrinsic(builder, name, ret, args):
+def call_intrinsic(builder, name, ret, args):
     """A call of the LLVM intrinsic ``name``, declared from the arguments' types."""
     function = cgutils.get_or_insert_function(
         builder.module, ir.FunctionType(ret, [a.type for a in args]), name
@@ -298,9 +298,9 @@ def masked_memory(builder, pointer, mask, store=None, fill=0.0):
     if store is None:
         name = f"llvm.masked.load.v{LANES}f64.p0v{LANES}f64"
         passthru = ir.Constant(vec, [fill] * LANES)
-        return _call_intrinsic(builder, name, vec, [pointer, align, mask, passthru])
+        return call_intrinsic(builder, name, vec, [pointer, align, mask, passthru])
     name = f"llvm.masked.store.v{LANES}f64.p0v{LANES}f64"
-    return _call_intrinsic(builder, name, ir.VoidType(), [store, pointer, align, mask])
+    return call_intrinsic(builder, name, ir.VoidType(), [store, pointer, align, mask])
 
 
 def _span_indices_ir(context, builder, sig, args):
@@ -390,7 +390,7 @@ def _span_best_ir(context, builder, sig, args):
     top = _tree_max(builder, values)
     equal = builder.fcmp_ordered("==", values, splat(builder, top, values.type))
     bits = builder.bitcast(equal, ir.IntType(SPAN))
-    first = _call_intrinsic(
+    first = call_intrinsic(
         builder, f"llvm.cttz.i{SPAN}", ir.IntType(SPAN), [bits, ir.Constant(ir.IntType(1), 0)]
     )
     none = builder.icmp_unsigned("==", bits, ir.Constant(ir.IntType(SPAN), 0))
@@ -507,7 +507,7 @@ def lowest_bit(typingctx, mask):
         raise TypingError("lowest_bit(mask): a uint64")
 
     def codegen(context, builder, sig, args):
-        return _call_intrinsic(
+        return call_intrinsic(
             builder, "llvm.cttz.i64", ir.IntType(64), [args[0], ir.Constant(ir.IntType(1), 0)]
         )
 
@@ -541,10 +541,10 @@ def _settles_ir(context, builder, sig, args):
         for i in range(pairs)
     ]
     if pairs == 1:
-        roots = [_call_intrinsic(builder, "llvm.sqrt.f64", f64, counts)]
+        roots = [call_intrinsic(builder, "llvm.sqrt.f64", f64, counts)]
     else:
         square = _vector(builder, counts)
-        root = _call_intrinsic(builder, f"llvm.sqrt.v{pairs}f64", square.type, [square])
+        root = call_intrinsic(builder, f"llvm.sqrt.v{pairs}f64", square.type, [square])
         roots = [builder.extract_element(root, lane(i)) for i in range(pairs)]
     one = ir.Constant(f64, 1.0)
     top = _vector(builder, [x for total in totals for x in (total, one)])
@@ -655,7 +655,7 @@ def _gather(builder, pointers, mask):
     """The entries the vector of pointers points to, in the lanes of ``mask`` (0 elsewhere)."""
     element = pointers.type.element.pointee
     vec, name = ir.VectorType(element, mask.type.count), _suffix(element)
-    return _call_intrinsic(
+    return call_intrinsic(
         builder,
         f"llvm.masked.gather.v{vec.count}{name}.v{vec.count}p0{name}",
         vec,
@@ -666,7 +666,7 @@ def _gather(builder, pointers, mask):
 def _scatter(builder, values, pointers, mask):
     """Store each lane of ``values`` in the lanes of ``mask`` where its pointer points."""
     count, name = values.type.count, _suffix(values.type.element)
-    _call_intrinsic(
+    call_intrinsic(
         builder,
         f"llvm.masked.scatter.v{count}{name}.v{count}p0{name}",
         ir.VoidType(),
@@ -791,7 +791,7 @@ def lane_learn(typingctx, draws, row, used, best, tile, rewards, regret, first):
         _scatter(builder, total, total_p, inside)
         samples = builder.sitofp(count, vf)
         _scatter(builder, builder.fdiv(total, samples), mean_p, inside)
-        root = _call_intrinsic(builder, f"llvm.sqrt.v{LANES}f64", vf, [samples])
+        root = call_intrinsic(builder, f"llvm.sqrt.v{LANES}f64", vf, [samples])
         _scatter(builder, builder.fdiv(ir.Constant(vf, [1.0] * LANES), root), inv_p, inside)
         gap = _gather(builder, _addresses(builder, gaps, slot), inside)
         _grow_regret(builder, data(sig.args[6], regret_v), number(7, first_v), inside, gap)
@@ -918,7 +918,7 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
             samples = builder.sitofp(count, vf)
             exact = builder.fdiv(
                 ir.Constant(vf, [1.0] * LANES),
-                _call_intrinsic(builder, f"llvm.sqrt.v{LANES}f64", vf, [samples]),
+                call_intrinsic(builder, f"llvm.sqrt.v{LANES}f64", vf, [samples]),
             )
             builder.store(builder.select(listed, builder.load(root), exact), root)
         inv = builder.load(root)

@@ -4,10 +4,11 @@ cache line asked for ahead.
 A loop such as ``dst[i] = dst[i] + w * src[j + i]`` over numba arrays is vectorized by LLVM only
 behind a run-time check that the arrays do not overlap, made before every loop: with rows of
 100 arms, those checks held 12-25% of coop-UCB2's samples (15% in the twenty-first round's
-profile, benchmarks/README.md). These intrinsics write one vector of LANES entries each, with the arithmetic of the
-scalar expression written out (an IEEE product, then a sum, in the expression's order, never
-fused), and touch nothing beyond ``count`` entries: a caller's loop over a row in steps of
-LANES needs no such check. Offsets are entries of flat (1-d C) float64 arrays.
+profile, benchmarks/README.md). These intrinsics write one vector of LANES entries each, with
+the arithmetic of the scalar expression written out (an IEEE product, then a sum, in the
+expression's order, never fused), and touch nothing beyond ``count`` entries: a caller's loop
+over a row in steps of LANES needs no such check. Offsets are entries of flat (1-d C) float64
+arrays.
 
 :func:`prefetch_line` asks for a cache line ahead of its use (the LCC family's ready tiles copy
 their noise columns with it).
@@ -17,11 +18,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-from mamab.engine.lanes import LANES, flat_float_array, masked_memory, splat
+from mamab.engine.lanes import LANES, call_intrinsic, flat_float_array, masked_memory, splat
 
 
 def _typing(name, dst, at, src, offsets, weight, count):
@@ -108,13 +108,10 @@ def prefetch_line(typingctx, src, a):
         data = context.make_array(sig.args[0])(context, builder, args[0]).data
         offset = context.cast(builder, args[1], sig.args[1], types.int64)
         pointer = builder.bitcast(builder.gep(data, [offset]), ir.IntType(8).as_pointer())
-        i32 = ir.IntType(32)
-        function = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32]),
-            "llvm.prefetch.p0i8",
-        )  # read, locality 2 (the second-level cache), data
-        builder.call(function, [pointer, i32(0), i32(2), i32(1)])
+        i32 = ir.IntType(32)  # read, locality 2 (the second-level cache), data
+        call_intrinsic(
+            builder, "llvm.prefetch.p0i8", ir.VoidType(), [pointer, i32(0), i32(2), i32(1)]
+        )
         return context.get_dummy_value()
 
     return types.void(src, a), codegen

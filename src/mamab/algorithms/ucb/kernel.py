@@ -181,8 +181,9 @@ def _chunk_kernel(name: str, kind: int):
     time of a loop per receiver before its receipts). Each message hashes its sender's part
     again rather than reading it from a table made per exchange: the loop then holds no
     indirect load, and LLVM runs it eight messages to a vector instruction (0.90–0.92 times the
-    time at G(20, 0.3), K = 100, loss 0.1–0.9, and (100,250), loss 0.3). A lost message adds 0 to its arm's
-    count and 0·reward to its sum, which leaves both as they are (a sum is never -0).
+    time at G(20, 0.3), K = 100, loss 0.1–0.9, and (100,250), loss 0.3). A lost message adds 0
+    to its arm's count and 0·reward to its sum, which leaves both as they are (a sum is never
+    -0).
 
     Without crashes and delay (:data:`FAULTLESS`, :data:`LOSSY`) every agent is alive and nothing
     is held, and without loss (:data:`FAULTLESS`) every message arrives: those kernels carry no
@@ -191,8 +192,8 @@ def _chunk_kernel(name: str, kind: int):
     (:func:`_count_steps`), not at every exchange (0.97-0.99 times the time). Under loss alone
     (:data:`LOSSY`) they are added so too, and the messages lost, which the verdicts' loop counts
     by edge, are taken off at the block's end (:func:`_take_off_lost`): no counter of a sender is
-    read and written again for every message it sends (0.91-0.93 times the time at G(20, 0.3), K = 100,
-    loss 0.1-0.9).
+    read and written again for every message it sends (0.91-0.93 times the time at G(20, 0.3),
+    K = 100, loss 0.1-0.9).
 
     It is not a helper: numba counts a reference for every array a helper takes out of a tuple,
     once per step (11-15% of the time at N = 20), where the kernel binds them once per block.
