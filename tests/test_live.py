@@ -854,9 +854,13 @@ class Forward:
         while True:
             try:
                 client, _ = self.server.accept()
-                upstream = socket.create_connection(("127.0.0.1", self.to), timeout=10)
-            except OSError:
+            except OSError:  # closed
                 return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.to), timeout=10)
+            except OSError:  # the node does not listen yet: drop this one, its peer dials again
+                client.close()  # (returning here left the peer's redials unanswered: the test
+                continue  # failed in about half its runs, its nodes waiting out --timeout)
             upstream.settimeout(None)
             self.sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
