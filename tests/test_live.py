@@ -856,11 +856,13 @@ class Forward:
                 client, _ = self.server.accept()
             except OSError:  # closed
                 return
+            # The node may not listen yet: drop this connection, its peer dials again. (Returning
+            # here left the redials unanswered: the test failed in about half its runs.)
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.to), timeout=10)
-            except OSError:  # the node does not listen yet: drop this one, its peer dials again
-                client.close()  # (returning here left the peer's redials unanswered: the test
-                continue  # failed in about half its runs, its nodes waiting out --timeout)
+            except OSError:
+                client.close()
+                continue
             upstream.settimeout(None)
             self.sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
