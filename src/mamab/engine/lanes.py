@@ -92,6 +92,14 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
     indices never exceed -inf gets slot 0: the first maximum again. Scanning up and down by
     turns keeps the slots the last scan ended on in the level-1 cache for the next: a tile of
     500 arms (64 KB of means and 1/sqrt n) does not fit it.
+
+    A chain keeps the offset of its best slot within its run, from one counter the chains
+    share, and the runs' starts are added once at the end: one vector add per turn of the loop,
+    not one per chain. Where the scan is bound by the vector units' throughput (an Intel Xeon
+    with two 512-bit ports: a slot costs a product, a sum, a compare and two selects, and the
+    counters' adds were an eighth of its vector operations): no-communication (150,250) and
+    (100,500) 0.91 times the time, the relay (150,250) 0.95 (benchmarks/README.md, twenty-third
+    round).
     """
 
     def codegen(context, builder, sig, args):
@@ -121,18 +129,20 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
         last = builder.sub(run, ir.Constant(i64, 1))  # the loop visits offsets 0 .. last
         minus_inf = ir.Constant(vec_f, [float("-inf")] * LANES)
         zeros = ir.Constant(vec_i, [0] * LANES)
-        tops, wheres, counters = [], [], []
-        for start in starts:
+        tops, wheres = [], []
+        for _ in starts:
             tops.append(cgutils.alloca_once_value(builder, minus_inf))
             wheres.append(cgutils.alloca_once_value(builder, zeros))
-            first = builder.add(start, last) if downward else start
-            counters.append(cgutils.alloca_once_value(builder, splat(builder, first, vec_i)))
+        # every chain keeps the offset of its best slot within its run, from one counter they
+        # share (one vector add per offset, not one per chain); its start is added at the end
+        first = last if downward else ir.Constant(i64, 0)
+        counter = cgutils.alloca_once_value(builder, splat(builder, first, vec_i))
         step_by = ir.Constant(vec_i, [-1 if downward else 1] * LANES)
 
-        def step(c, s, slot=None):
-            """Chain c takes slot s: a later slot replaces its best only when strictly larger
-            (downward: a lower slot when at least as large). ``slot``: s in every lane, else
-            the chain's counter, which moves on (a vector add, not a broadcast)."""
+        def step(c, s, offset):
+            """Chain c takes slot s, at ``offset`` (a vector) in its run: a later slot replaces
+            its best only when strictly larger (downward: a lower slot when at least as
+            large)."""
             index = builder.fadd(
                 builder.load(builder.gep(mean_p, [s]), align=8),
                 builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
@@ -142,30 +152,35 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
             builder.store(builder.select(larger, index, high), tops[c])
             if downward:
                 larger = builder.fcmp_ordered(">=", index, high)
-            counted = slot is None
-            if counted:
-                slot = builder.load(counters[c])
-            builder.store(builder.select(larger, slot, builder.load(wheres[c])), wheres[c])
-            if counted:
-                builder.store(builder.add(slot, step_by), counters[c])
+            builder.store(builder.select(larger, offset, builder.load(wheres[c])), wheres[c])
 
         def left_over():
-            """The slots from chains·run on, the last chain's highest."""
+            """The slots from chains·run on, the last chain's highest (offsets run .. on)."""
             extra = builder.sub(count, rest)
             with cgutils.for_range(builder, extra) as loop:
-                offset = builder.sub(builder.sub(extra, ir.Constant(i64, 1)), loop.index)
-                s = builder.add(rest, offset if downward else loop.index)
-                step(chains - 1, s, splat(builder, s, vec_i))
+                offset = (
+                    builder.sub(builder.sub(extra, ir.Constant(i64, 1)), loop.index)
+                    if downward
+                    else loop.index
+                )
+                s = builder.add(rest, offset)
+                step(chains - 1, s, splat(builder, builder.add(run, offset), vec_i))
 
         if downward:
             left_over()
         with cgutils.for_range(builder, run) as loop:
             offset = builder.sub(last, loop.index) if downward else loop.index
+            shared = builder.load(counter)
             for c, start in enumerate(starts):
-                step(c, builder.add(start, offset))
+                step(c, builder.add(start, offset), shared)
+            builder.store(builder.add(shared, step_by), counter)
         if not downward:
             left_over()
-        else:  # no index above -inf: slot 0, which an upward scan keeps
+        for c, start in enumerate(starts):  # offsets to slots
+            if c:
+                at = builder.load(wheres[c])
+                builder.store(builder.add(at, splat(builder, start, vec_i)), wheres[c])
+        if downward:  # no index above -inf: slot 0, which an upward scan keeps
             for c in range(chains):
                 found = builder.fcmp_ordered(">", builder.load(tops[c]), minus_inf)
                 builder.store(builder.select(found, builder.load(wheres[c]), zeros), wheres[c])
