@@ -98,8 +98,9 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
     not one per chain. Where the scan is bound by the vector units' throughput (an Intel Xeon
     with two 512-bit ports: a slot costs a product, a sum, a compare and two selects, and the
     counters' adds were an eighth of its vector operations): no-communication (150,250) and
-    (100,500) 0.91 times the time, the relay (150,250) 0.95 (benchmarks/README.md, twenty-third
-    round).
+    (100,500) 0.91 times the time, the relay (150,250) 0.95; within noise on a Zen 5, whose
+    scan waits on its chains instead (benchmarks/README.md, twentieth and twenty-third
+    rounds).
     """
 
     def codegen(context, builder, sig, args):
