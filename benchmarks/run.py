@@ -13,6 +13,7 @@ even on a noisy machine. Prints Markdown to paste into benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -183,6 +184,29 @@ def paper_throughput(scale: float) -> str:
             "CPU time / preallocated-block floor",
         ],
         rows,
+    )
+
+
+def host() -> str:
+    """The processor these numbers were measured on: its model name, the CPU LLVM compiles the
+    kernels for, the cores this process may use and whether the kernels use 512-bit vectors (the
+    project's machine changes host between sessions, and its speed with it)."""
+    import os
+
+    import llvmlite.binding as llvm
+
+    from mamab.engine.lanes import wide_vectors
+
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.partition(":")[2].strip()
+                break
+    vectors = "AVX-512" if wide_vectors() else "no AVX-512"
+    return (
+        f"{model} (LLVM: {llvm.get_host_cpu_name()}; {vectors}; "
+        f"{len(os.sched_getaffinity(0))} cores), {platform.machine()}"
     )
 
 
@@ -650,7 +674,7 @@ def main() -> None:
         return
     print(f"# mamab {mamab.__version__} benchmarks\n")
     print(
-        f"Machine: {platform.processor() or platform.machine()}, {platform.python_implementation()} "
+        f"Machine: {host()}, {platform.python_implementation()} "
         f"{platform.python_version()}, numpy {np.__version__}; command: `{' '.join(sys.argv)}`\n"
     )
     for title, section in [
