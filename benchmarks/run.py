@@ -189,25 +189,25 @@ def paper_throughput(scale: float) -> str:
 
 def host() -> str:
     """The processor these numbers were measured on: its model name, the CPU LLVM compiles the
-    kernels for, the cores this process may use and whether the kernels use 512-bit vectors (the
+    kernels for, whether they use 512-bit vectors and the cores this process may use (the
     project's machine changes host between sessions, and its speed with it)."""
     import os
 
     import llvmlite.binding as llvm
+    from numba.core import config as numba_config
 
     from mamab.engine.lanes import wide_vectors
 
-    model = platform.processor() or platform.machine()
+    model = platform.processor() or "unknown model"
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 model = line.partition(":")[2].strip()
                 break
+    target = numba_config.CPU_NAME or llvm.get_host_cpu_name()
     vectors = "AVX-512" if wide_vectors() else "no AVX-512"
-    return (
-        f"{model} (LLVM: {llvm.get_host_cpu_name()}; {vectors}; "
-        f"{len(os.sched_getaffinity(0))} cores), {platform.machine()}"
-    )
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{model} (LLVM: {target}; {vectors}; {cores} cores), {platform.machine()}"
 
 
 def evaluation_configs(preset: str) -> list[Config]:

@@ -93,14 +93,10 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
     turns keeps the slots the last scan ended on in the level-1 cache for the next: a tile of
     500 arms (64 KB of means and 1/sqrt n) does not fit it.
 
-    A chain keeps the offset of its best slot within its run, from one counter the chains
+    A chain keeps the offset of its best slot from its run's start, from one counter the chains
     share, and the runs' starts are added once at the end: one vector add per turn of the loop,
-    not one per chain. Where the scan is bound by the vector units' throughput (an Intel Xeon
-    with two 512-bit ports: a slot costs a product, a sum, a compare and two selects, and the
-    counters' adds were an eighth of its vector operations): no-communication (150,250) and
-    (100,500) 0.91 times the time, the relay (150,250) 0.95; within noise on a Zen 5, whose
-    scan waits on its chains instead (benchmarks/README.md, twentieth and twenty-third
-    rounds).
+    not one per chain, an eighth fewer vector operations per slot. That pays where the scan is
+    limited by the vector units' throughput (benchmarks/README.md, twenty-third round).
     """
 
     def codegen(context, builder, sig, args):
@@ -134,15 +130,14 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
         for _ in starts:
             tops.append(cgutils.alloca_once_value(builder, minus_inf))
             wheres.append(cgutils.alloca_once_value(builder, zeros))
-        # every chain keeps the offset of its best slot within its run, from one counter they
-        # share (one vector add per offset, not one per chain); its start is added at the end
+        # the offsets of the chains' best slots, from one counter they share
         first = last if downward else ir.Constant(i64, 0)
         counter = cgutils.alloca_once_value(builder, splat(builder, first, vec_i))
         step_by = ir.Constant(vec_i, [-1 if downward else 1] * LANES)
 
         def step(c, s, offset):
-            """Chain c takes slot s, at ``offset`` (a vector) in its run: a later slot replaces
-            its best only when strictly larger (downward: a lower slot when at least as
+            """Chain c takes slot s, ``offset`` (a vector) from its run's start: a later slot
+            replaces its best only when strictly larger (downward: a lower slot when at least as
             large)."""
             index = builder.fadd(
                 builder.load(builder.gep(mean_p, [s]), align=8),
