@@ -14,9 +14,13 @@ from mamab.engine.lanes import (
     LANES,
     REACH,
     SPAN,
+    _blocks_typing,
     _lane_argmax_ir,
     _lane_argmax_typing,
+    _lane_blocks_ir,
     lane_argmax,
+    lane_argmax_blocks,
+    lane_argmax_blocks_down,
     lane_argmax_down,
     lane_argmax_four,
     lane_argmax_one,
@@ -153,6 +157,73 @@ def test_lanes_do_not_mix_and_later_slots_are_not_read(scan):
     assert list(best) == list(range(LANES))
 
 
+def _by_blocks(downward, stores):
+    """The scan by blocks, up or down, the kept blocks stored or gathered, whatever the target."""
+
+    @intrinsic
+    def scan(typingctx, mean, inv_sqrt, slots, width, best):
+        signature = _blocks_typing(mean, inv_sqrt, slots, width, best, "scan")
+        return signature, _lane_blocks_ir(downward=downward, stores=stores)
+
+    return scan
+
+
+BLOCK_SCANS = {
+    "by blocks": _scanner(lane_argmax_blocks),
+    "by blocks, downward": _scanner(lane_argmax_blocks_down),
+    **{
+        f"by blocks{', downward' if down else ''}, {'stored' if stores else 'gathered'}": (
+            _scanner(_by_blocks(down, stores))
+        )
+        for down in (False, True)
+        for stores in (False, True)
+    },
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), slots=st.integers(1, 70), width=st.floats(0.0, 10.0))
+def test_a_scan_by_blocks_is_the_first_maximum_when_no_index_is_nan(data, slots, width):
+    # whole blocks and the slots past them, up and down; ties common, -inf among the values
+    size = slots * LANES
+    mean = np.array(data.draw(st.lists(values, min_size=size, max_size=size)))
+    inv_sqrt = np.array(data.draw(st.lists(inverse_roots, min_size=size, max_size=size)))
+    widths = np.full(LANES, width)
+    expected = [_first_max(mean, inv_sqrt, slots, widths, j) for j in range(LANES)]
+    for name, scan in BLOCK_SCANS.items():
+        assert list(scan(mean, inv_sqrt, slots, width)) == expected, name
+
+
+@pytest.mark.parametrize("slots", [1, 7, 8, 9, 16, 17, 23, 24, 25])
+@pytest.mark.parametrize("scan", BLOCK_SCANS.values(), ids=BLOCK_SCANS.keys())
+def test_a_tie_across_blocks_goes_to_the_first(slots, scan):
+    # equal largest indices in two slots (one block or two, the tail included) or in all, -inf
+    # in all: the first of them; lane j's pair shifted by j, so that lanes keep other blocks
+    for fill in (0.5, -math.inf):
+        mean = np.full(slots * LANES, fill)
+        assert list(scan(mean, np.zeros_like(mean), slots, 1.0)) == [0] * LANES
+    for first in range(slots):
+        for second in range(first + 1, slots):
+            mean = np.zeros(slots * LANES)
+            expected = []
+            for j in range(LANES):
+                a, b = (first + j) % slots, (second + j) % slots
+                mean[[a * LANES + j, b * LANES + j]] = 1.0
+                expected.append(min(a, b))
+            assert list(scan(mean, np.zeros_like(mean), slots, 1.0)) == expected, (first, second)
+
+
+@pytest.mark.parametrize("scan", BLOCK_SCANS.values(), ids=BLOCK_SCANS.keys())
+def test_a_scan_by_blocks_keeps_lanes_apart_and_reads_no_later_slot(scan):
+    slots = 3 * LANES + 3  # three blocks and a tail
+    mean = np.zeros((slots + 2) * LANES)
+    for j in range(LANES):
+        mean[(3 * j + 2) * LANES + j] = 1.0 + j
+    mean[slots * LANES :] = 100.0
+    best = scan(mean, np.zeros_like(mean), slots, 1.0)
+    assert list(best) == [3 * j + 2 for j in range(LANES)]
+
+
 def test_two_chains_where_the_target_has_avx512(monkeypatch):
     # the form follows the features numba compiles for (NUMBA_CPU_FEATURES, else the host's)
     from numba.core import config
@@ -182,6 +253,15 @@ def test_wrong_arrays_are_refused_when_compiling():
 
     with pytest.raises(TypingError, match="lane_argmax"):
         scan_float32(np.zeros(3 * LANES, dtype=np.float32), np.ones(LANES))
+
+    @njit(cache=False)
+    def blocks_with_widths(mean, widths):
+        best = np.zeros(LANES, dtype=np.int64)
+        lane_argmax_blocks(mean, mean, 3, widths, best)
+        return best
+
+    with pytest.raises(TypingError, match=r"lane_argmax_blocks.*one width, a float"):
+        blocks_with_widths(np.zeros(3 * LANES), np.ones(LANES))
 
 
 # --- full communication's groups in one vector (span_max, span_best, reaching) --------------

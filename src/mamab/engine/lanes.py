@@ -685,6 +685,159 @@ def _scatter(builder, values, pointers, mask):
     )
 
 
+#: slots of a block of :func:`lane_argmax_blocks`
+BLOCK = 8
+
+
+def _lane_blocks_ir(downward: bool = False, stores: bool = True):
+    """The code of :func:`lane_argmax_blocks`: each lane keeps only the block of BLOCK slots
+    whose largest index first exceeds all before it, then finds the block's first slot of that
+    value.
+
+    Per slot: a product and a sum, then a tree of maxima over the block's BLOCK indices (one
+    maximum per slot) and, per block, one compare and two selects: about 3.25 vector operations
+    per slot, not the plain scan's 5.25 (a compare and two selects per slot). The block's
+    maximum is compared with the running one strictly (downward: at least as large), so the
+    block kept is the first holding the largest index. One running maximum suffices: it changes
+    once per block, not per slot.
+
+    The first slot of that value in the kept block, from the block's indices: ``stores``, the
+    block's BLOCK index vectors stored in the lanes that keep it (masked stores, which use no
+    vector arithmetic port: with AVX-512); else each lane's block gathered again after the scan
+    (16 gathers: with narrower vectors, where a masked store is two). The indices are the plain
+    scan's (an IEEE product then a sum, never fused): equal bits, equal comparisons.
+    """
+
+    def codegen(context, builder, sig, args):
+        mean_v, inv_v, slots_v, width_v, best_v = args
+        mean_d, inv_d, best_d = (
+            context.make_array(sig.args[i])(context, builder, value).data
+            for i, value in ((0, mean_v), (1, inv_v), (4, best_v))
+        )
+        vec_f = ir.VectorType(ir.DoubleType(), LANES)
+        vec_i = ir.VectorType(ir.IntType(64), LANES)
+        i64 = ir.IntType(64)
+
+        def splat_i(value):
+            return ir.Constant(vec_i, [value] * LANES)
+
+        def at(i):
+            return ir.Constant(i64, i)
+
+        mean_p, inv_p = (builder.bitcast(d, vec_f.as_pointer()) for d in (mean_d, inv_d))
+        width = splat(builder, context.cast(builder, width_v, sig.args[3], types.float64), vec_f)
+        count = context.cast(builder, slots_v, sig.args[2], types.int64)
+        blocks = builder.udiv(count, at(BLOCK))  # whole blocks; then a tail
+        minus_inf = ir.Constant(vec_f, [float("-inf")] * LANES)
+        top = cgutils.alloca_once_value(builder, minus_inf)
+        where = cgutils.alloca_once_value(builder, splat_i(0))
+        kept = cgutils.alloca_once(builder, vec_f, size=BLOCK)  # the kept blocks' indices
+        tail_values = cgutils.alloca_once(builder, vec_f, size=BLOCK)
+
+        def index(s):
+            """Slot s's indices, every lane."""
+            return builder.fadd(
+                builder.load(builder.gep(mean_p, [s]), align=8),
+                builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
+            )
+
+        def larger_of(a, b):
+            return builder.select(builder.fcmp_ordered(">", b, a), b, a)
+
+        def take(values, number):
+            """A block's BLOCK index vectors against the running maxima; ``number``: its own."""
+            high = values
+            while len(high) > 1:  # a tree: its levels' maxima are independent
+                high = [larger_of(x, y) for x, y in zip(high[::2], high[1::2], strict=True)]
+            old = builder.load(top)
+            larger = builder.fcmp_ordered(">=" if downward else ">", high[0], old)
+            builder.store(builder.select(larger, high[0], old), top)
+            builder.store(builder.select(larger, number, builder.load(where)), where)
+            if stores:
+                for i, value in enumerate(values):
+                    masked_memory(builder, builder.gep(kept, [at(i)]), larger, store=value)
+
+        def tail():
+            """The slots past the last whole block, as a block of its own (number ``blocks``,
+            -inf past the last slot)."""
+            start = builder.mul(blocks, at(BLOCK))
+            for i in range(BLOCK):
+                builder.store(minus_inf, builder.gep(tail_values, [at(i)]))
+            with cgutils.for_range(builder, builder.sub(count, start)) as loop:
+                value = index(builder.add(start, loop.index))
+                builder.store(value, builder.gep(tail_values, [loop.index]))
+            with cgutils.if_likely(builder, builder.icmp_unsigned(">", count, start)):
+                values = [builder.load(builder.gep(tail_values, [at(i)])) for i in range(BLOCK)]
+                take(values, splat(builder, blocks, vec_i))
+
+        if downward:
+            tail()
+        first = builder.sub(blocks, at(1)) if downward else at(0)
+        counter = cgutils.alloca_once_value(builder, splat(builder, first, vec_i))
+        with cgutils.for_range(builder, blocks) as loop:
+            number = builder.sub(first, loop.index) if downward else loop.index
+            start = builder.mul(number, at(BLOCK))
+            number = builder.load(counter)
+            take([index(builder.add(start, at(i))) for i in range(BLOCK)], number)
+            builder.store(builder.add(number, splat_i(-1 if downward else 1)), counter)
+        if not downward:
+            tail()
+        high = builder.load(top)
+        start = builder.mul(builder.load(where), splat_i(BLOCK))
+        last = builder.sub(splat(builder, count, vec_i), splat_i(1))
+        lanes = ir.Constant(vec_i, list(range(LANES)))
+        found = start
+        for i in reversed(range(BLOCK)):  # the kept block's first slot of that value
+            slot = builder.add(start, splat_i(i))
+            inside = builder.icmp_signed("<=", slot, last)
+            if stores:
+                value = builder.load(builder.gep(kept, [at(i)]))
+            else:
+                entry = builder.add(builder.mul(slot, splat_i(LANES)), lanes)
+                m = _gather(builder, _addresses(builder, mean_d, entry), inside)
+                r = _gather(builder, _addresses(builder, inv_d, entry), inside)
+                value = builder.fadd(m, builder.fmul(width, r))
+            equal = builder.and_(inside, builder.fcmp_ordered("==", value, high))
+            found = builder.select(equal, slot, found)
+        builder.store(found, builder.bitcast(best_d, vec_i.as_pointer()), align=8)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+#: slots from which agents alone scan by blocks (:func:`lane_argmax_blocks`): below, the work
+#: after the blocks costs more than the compares saved. A tile's scan alone, against the plain
+#: scan's time on the Intel host: blocks stored (AVX-512) 1.02 at 32 slots, 0.97 at 48-64,
+#: 0.80-0.88 at 100-500; gathered (compiled for AVX2) 1.19 at 64, 0.93 at 100, 0.67-0.73 at
+#: 200-500
+BLOCKS_FROM = 48 if wide_vectors() else 96
+
+
+def _blocks_typing(mean, inv_sqrt, slots, width, best, name):
+    """:func:`_lane_argmax_typing` with one width for every lane (a float)."""
+    if not isinstance(width, types.Float):
+        raise TypingError(f"{name}(mean, inv_sqrt, slots, width, best): one width, a float")
+    return _lane_argmax_typing(mean, inv_sqrt, slots, width, best, name)
+
+
+@intrinsic
+def lane_argmax_blocks(typingctx, mean, inv_sqrt, slots, width, best):
+    """:func:`lane_argmax` with one width for every lane, by blocks of BLOCK slots
+    (:func:`_lane_blocks_ir`): the same result when no index is NaN, which callers must ensure
+    (agents alone once every arm has a sample). From BLOCKS_FROM slots on it takes less time:
+    agents alone 0.92 times the plain scan's at 200-500 arms (benchmarks/README.md,
+    twenty-fourth round)."""
+    signature = _blocks_typing(mean, inv_sqrt, slots, width, best, "lane_argmax_blocks")
+    return signature, _lane_blocks_ir(stores=wide_vectors())
+
+
+@intrinsic
+def lane_argmax_blocks_down(typingctx, mean, inv_sqrt, slots, width, best):
+    """:func:`lane_argmax_blocks`, the blocks visited from the last: the same result."""
+    signature = _blocks_typing(mean, inv_sqrt, slots, width, best, "lane_argmax_blocks_down")
+    return signature, _lane_blocks_ir(downward=True, stores=wide_vectors())
+
+
 def _lane_codegen(context, builder, sig):
     """What a tile's intrinsic generates its code with: a vector of LANES float64 and of LANES
     int64, the lanes' numbers 0 .. LANES - 1, argument i as a number (``number(i, value,

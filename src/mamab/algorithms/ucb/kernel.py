@@ -47,8 +47,11 @@ from mamab.engine.kernel_api import (
     route,
 )
 from mamab.engine.lanes import (
+    BLOCKS_FROM,
     LANES,
     lane_argmax,
+    lane_argmax_blocks,
+    lane_argmax_blocks_down,
     lane_argmax_down,
     lane_learn,
     learn_lane,
@@ -449,7 +452,12 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
         for row in range(rows):
             step = first + row + 1
             if settled:
-                if row & 1:  # up and down by turns (lane_argmax_down); one width, a float
+                if k >= BLOCKS_FROM:  # by blocks: no index is NaN, all arms sampled
+                    if row & 1:
+                        lane_argmax_blocks_down(m, r, k, widths[row], best)
+                    else:
+                        lane_argmax_blocks(m, r, k, widths[row], best)
+                elif row & 1:  # up and down by turns (lane_argmax_down); one width, a float
                     lane_argmax_down(m, r, k, widths[row], best)
                 else:
                     lane_argmax(m, r, k, widths[row], best)
