@@ -21,6 +21,10 @@ the same result): with narrower vectors their registers would spill, so one
 :func:`lane_argmax_down` visits the slots from the last, for the same result: callers that scan
 one tile step after step go up and down by turns, so that each scan starts on the lines the last
 one ended on, still in cache.
+Agents alone's settled tiles of BLOCKS_FROM arms or more scan by blocks instead
+(:func:`lane_argmax_blocks`): a tree of maxima per block of BLOCK slots and one compare per
+block, then the kept block's first slot of the largest index; fewer vector operations per slot,
+the same result when no index is NaN.
 
 Full communication (:mod:`mamab.engine.ucb_kernels`) scans a group of SPAN slots of one agent
 as one vector: :func:`span_max` (the group's bound) and :func:`span_best` (its first best

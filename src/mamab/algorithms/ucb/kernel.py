@@ -419,7 +419,8 @@ def _alone(noise, rewards, out, lanes, faults, alpha):
     """Agents that learn only their own samples (no-communication), LANES at a time: a tile's
     agents play the whole block before the next tile's, scanning their arms together, up and
     down by turns (:func:`~mamab.engine.lanes.lane_argmax`, ``lane_argmax_down``: the tile's
-    last slots are still in cache), and, once settled, learning together
+    last slots are still in cache; by blocks once settled on BLOCKS_FROM arms or more,
+    ``lane_argmax_blocks``), and, once settled, learning together
     (:func:`~mamab.engine.lanes.lane_learn`); regret is recorded per tile at the grid points.
     Agent n is tile n // LANES, lane n % LANES."""
     count, total, mean, inv_sqrt = lanes.count, lanes.total, lanes.mean, lanes.inv_sqrt
