@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mamab import AlgorithmParams, Config, simulate
 from mamab.algorithms.coop.agent import consensus_weights
@@ -96,3 +98,81 @@ def test_kernel_first_max_breaks_ties_to_the_lowest_index():
             values[:size] = rng.integers(0, 4, size)
             values[:size][(values[:size] == 0) & (rng.random(size) < 0.5)] = -0.0  # ties too
             assert _first_max(values, np.zeros(padded), best) == int(np.argmax(values))
+
+
+def _index_and_interval(total, count, alpha, n_agents, t):
+    """coop-UCB2's exact index of one arm and the kernel's float32 interval around it."""
+    import math
+
+    from mamab.algorithms.coop.kernel import _index, _interval
+
+    log_t = math.log(t)
+    extra = math.sqrt(log_t)
+    wide = (
+        np.float32(alpha),
+        np.float32(extra),
+        np.float32(log_t),
+        np.float32(1.0) / np.float32(n_agents),
+    )
+    exact = _index(total, count, alpha, extra, n_agents, log_t)
+    return exact, _interval(total, count, wide)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    count=st.floats(1e-9, 1e9),
+    mean=st.floats(-50.0, 50.0),
+    alpha=st.floats(1e-6, 1e6),
+    n_agents=st.integers(1, 2**24 - 1),
+    t=st.integers(2, 10**9),
+)
+def test_the_float32_interval_holds_the_exact_index(count, mean, alpha, n_agents, t):
+    # within the kernel's range (counts, sums, alpha, N), the interval from float32 arithmetic
+    # contains the float64 index the reference computes, so the arms it rules out cannot be the
+    # first of largest
+    from mamab.algorithms.coop.kernel import HUGE
+
+    total = max(-HUGE * 0.999, min(HUGE * 0.999, count * mean))
+    exact, (low, high) = _index_and_interval(total, count, alpha, n_agents, t)
+    assert low <= exact <= high
+
+
+def test_the_interval_is_three_times_the_error_seen():
+    # MARGIN's claim: the worst error over many draws (counts and alpha spread over their
+    # ranges, log-uniform) is well inside the margin (about a sixth of it: 4.9·2^-24 of 32),
+    # not a hair below it, and not nil (the float32 arithmetic is what is bounded)
+    from mamab.algorithms.coop.kernel import MARGIN
+
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for _ in range(20_000):
+        count = 10 ** rng.uniform(-9, 9)
+        total = count * rng.uniform(-5, 5)
+        alpha, n_agents, t = (
+            10 ** rng.uniform(-6, 6),
+            int(rng.integers(1, 10**4)),
+            int(10 ** rng.uniform(0.4, 9)),
+        )
+        exact, (low, high) = _index_and_interval(total, count, alpha, n_agents, t)
+        half = (high - low) / 2
+        worst = max(worst, abs(exact - (low + high) / 2) / half * MARGIN)
+    assert 1e-8 < worst < MARGIN / 2, worst
+
+
+def test_a_run_out_of_the_interval_s_range_plays_as_the_reference():
+    # alpha beyond ALPHAS, sums beyond HUGE (Gaussian rewards of sigma 10^12), fewer arms than
+    # INTERVALS_FROM: indices computed exactly, the same choices; and 70 arms in range
+    from mamab.testing import assert_engines_agree
+
+    for extra in (
+        {"params": AlgorithmParams(alpha=1e-7)},
+        {"params": AlgorithmParams(alpha=3e6)},
+        {"reward": "gaussian", "sigma": 1e12},
+        {"arms": 20},
+        {"reward": "gaussian", "sigma": 0.5, "seed": 4},
+    ):
+        assert_engines_agree(
+            Config(
+                **{**dict(algorithm="coop-ucb2", agents=4, arms=70, horizon=400, seed=3), **extra}
+            )
+        )
