@@ -31,26 +31,21 @@ from mamab.engine.lanes import (
 from mamab.kernel_cache import njit
 
 
-@njit(cache=False)
-def _plain(mean, inv_sqrt, arms, widths, chosen):
-    best = np.zeros(LANES, dtype=np.int64)
-    for t in range(widths.size):
-        if t & 1:
-            lane_argmax_down(mean, inv_sqrt, arms, widths[t], best)
-        else:
-            lane_argmax(mean, inv_sqrt, arms, widths[t], best)
-        chosen[t] = best[t % LANES]
+def _stepper(up, down):
+    """A jitted loop of ``widths.size`` choices of one tile by ``up`` and ``down`` by turns,
+    lane ``t % LANES``'s slot noted at step t."""
 
+    @njit(cache=False)
+    def steps(mean, inv_sqrt, arms, widths, chosen):
+        best = np.zeros(LANES, dtype=np.int64)
+        for t in range(widths.size):
+            if t & 1:
+                down(mean, inv_sqrt, arms, widths[t], best)
+            else:
+                up(mean, inv_sqrt, arms, widths[t], best)
+            chosen[t] = best[t % LANES]
 
-@njit(cache=False)
-def _blocks(mean, inv_sqrt, arms, widths, chosen):
-    best = np.zeros(LANES, dtype=np.int64)
-    for t in range(widths.size):
-        if t & 1:
-            lane_argmax_blocks_down(mean, inv_sqrt, arms, widths[t], best)
-        else:
-            lane_argmax_blocks(mean, inv_sqrt, arms, widths[t], best)
-        chosen[t] = best[t % LANES]
+    return steps
 
 
 def main() -> None:
@@ -67,13 +62,16 @@ def main() -> None:
         raise refuse("--arms: positive numbers; --rounds, --steps: at least 1")
     rng = np.random.default_rng(0)
     widths = np.sqrt(2 * np.log(np.arange(args.steps) + 1000.0))
+    scans = {
+        "plain": _stepper(lane_argmax, lane_argmax_down),
+        "blocks": _stepper(lane_argmax_blocks, lane_argmax_blocks_down),
+    }
     print(f"{'arms':>5} {'plain ns':>9} {'blocks ns':>10} {'ratio':>6}  same slots")
     for arms in arm_counts:
         counts = rng.integers(1, 200, size=arms * LANES)
         mean, inv_sqrt = aligned_zeros(arms * LANES), aligned_zeros(arms * LANES)
         mean[:] = rng.binomial(counts, 0.5) / counts  # exact ties, as Bernoulli rewards make
         inv_sqrt[:] = 1.0 / np.sqrt(counts)
-        scans = {"plain": _plain, "blocks": _blocks}
         chosen = {name: np.zeros(args.steps, dtype=np.int64) for name in scans}
         best = {name: float("inf") for name in scans}
         for name, scan in scans.items():
