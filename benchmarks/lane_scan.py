@@ -33,7 +33,7 @@ from mamab.kernel_cache import njit
 
 def _stepper(up, down):
     """A jitted loop of ``widths.size`` choices of one tile by ``up`` and ``down`` by turns,
-    lane ``t % LANES``'s slot noted at step t."""
+    every lane's slot noted at every step."""
 
     @njit(cache=False)
     def steps(mean, inv_sqrt, arms, widths, chosen):
@@ -43,7 +43,7 @@ def _stepper(up, down):
                 down(mean, inv_sqrt, arms, widths[t], best)
             else:
                 up(mean, inv_sqrt, arms, widths[t], best)
-            chosen[t] = best[t % LANES]
+            chosen[t] = best
 
     return steps
 
@@ -72,7 +72,7 @@ def main() -> None:
         mean, inv_sqrt = aligned_zeros(arms * LANES), aligned_zeros(arms * LANES)
         mean[:] = rng.binomial(counts, 0.5) / counts  # exact ties, as Bernoulli rewards make
         inv_sqrt[:] = 1.0 / np.sqrt(counts)
-        chosen = {name: np.zeros(args.steps, dtype=np.int64) for name in scans}
+        chosen = {name: np.zeros((args.steps, LANES), dtype=np.int64) for name in scans}
         best = {name: float("inf") for name in scans}
         for name, scan in scans.items():
             scan(mean, inv_sqrt, arms, widths[:2], chosen[name][:2])  # compiled once

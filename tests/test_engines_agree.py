@@ -345,9 +345,10 @@ def test_engines_split_runs_the_same_way():
 def test_agents_alone_in_vector_lanes():
     # No-communication plays its agents LANES (8) at a time: full and partial tiles (N = 1, 4, 5,
     # 6, 8, 9), past the first noise block of 4096 steps, where a tile of agents alive since the start
-    # shares one width and skips the per-agent checks (and from 128 arms scans by blocks, where
-    # Bernoulli rewards make exact ties); crashes (and recoveries) before, inside and at the edge
-    # of later blocks take tiles off that path; Gaussian rewards; one arm.
+    # shares one width and skips the per-agent checks (and from lanes.BLOCKS_FROM arms, 64 with
+    # AVX-512, scans by blocks, where Bernoulli rewards make exact ties); crashes (and
+    # recoveries) before, inside and at the edge of later blocks take tiles off that path;
+    # Gaussian rewards; one arm.
     never = (0,) * 9
     for n, k, reward, crash_at in (
         (1, 7, "bernoulli", never),

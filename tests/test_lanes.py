@@ -181,12 +181,21 @@ BLOCK_SCANS = {
 }
 
 
+#: the block scans' values: as NUMBERS, with negative numbers and -0.0 too (no NaN)
+block_values = st.sampled_from([*NUMBERS, -0.0, -0.5, -2.0, -1 / 3])
+
+
 @settings(max_examples=300, deadline=None)
-@given(data=st.data(), slots=st.integers(1, 70), width=st.floats(0.0, 10.0))
+@given(
+    data=st.data(),
+    slots=st.integers(1, 70),
+    width=st.one_of(st.just(0.0), st.floats(0.0, 10.0)),
+)
 def test_a_scan_by_blocks_is_the_first_maximum_when_no_index_is_nan(data, slots, width):
-    # whole blocks and the slots past them, up and down; ties common, -inf among the values
+    # whole blocks and the slots past them, up and down; ties common, -inf and negative
+    # indices among the values (width 0: lanes whose every index is negative)
     size = slots * LANES
-    mean = np.array(data.draw(st.lists(values, min_size=size, max_size=size)))
+    mean = np.array(data.draw(st.lists(block_values, min_size=size, max_size=size)))
     inv_sqrt = np.array(data.draw(st.lists(inverse_roots, min_size=size, max_size=size)))
     widths = np.full(LANES, width)
     expected = [_first_max(mean, inv_sqrt, slots, widths, j) for j in range(LANES)]
@@ -211,6 +220,35 @@ def test_a_tie_across_blocks_goes_to_the_first(slots, scan):
                 mean[[a * LANES + j, b * LANES + j]] = 1.0
                 expected.append(min(a, b))
             assert list(scan(mean, np.zeros_like(mean), slots, 1.0)) == expected, (first, second)
+
+
+def _scans_in_a_row(argmax):
+    """Scans by ``argmax`` of each row of ``means`` in one compiled loop (its buffers reused,
+    as in a kernel): the slots of each."""
+
+    @njit(cache=False)
+    def scans(means, inv_sqrt, slots):
+        best = np.zeros(LANES, dtype=np.int64)
+        chosen = np.zeros((means.shape[0], LANES), dtype=np.int64)
+        for k in range(means.shape[0]):  # one call site: its buffers are the same
+            argmax(means[k], inv_sqrt, slots, 1.0, best)
+            chosen[k] = best
+        return chosen
+
+    return scans
+
+
+@pytest.mark.parametrize("slots", [3, 8, 13, 50])
+@pytest.mark.parametrize("down", [False, True])
+@pytest.mark.parametrize("stores", [False, True])
+def test_a_lane_of_minus_infinity_gets_slot_0_after_another_scan(slots, down, stores):
+    # a lane whose indices are all -inf keeps no block going up; what an earlier scan of the
+    # same loop left in the kept block's buffer must not decide its slot
+    scans = _scans_in_a_row(_by_blocks(down, stores))
+    means = np.full((2, slots * LANES), -math.inf)
+    means[0, :LANES] = 5.0  # the first scan keeps block 0, slot 0 at 5 and the rest -inf
+    chosen = scans(means, np.zeros(slots * LANES), slots)
+    assert chosen.tolist() == [[0] * LANES, [0] * LANES]
 
 
 @pytest.mark.parametrize("scan", BLOCK_SCANS.values(), ids=BLOCK_SCANS.keys())

@@ -696,11 +696,12 @@ BLOCK = 8
 def _lane_blocks_ir(downward: bool = False, stores: bool = True):
     """The code of :func:`lane_argmax_blocks`: each lane keeps only the block of BLOCK slots
     whose largest index first exceeds all before it, then finds the block's first slot of that
-    value.
+    value (slot 0 where no index exceeds -inf, as the plain scan).
 
     Per slot: a product and a sum, then a tree of maxima over the block's BLOCK indices (one
-    maximum per slot) and, per block, one compare and two selects: about 3.25 vector operations
-    per slot, not the plain scan's 5.25 (a compare and two selects per slot). The block's
+    maximum per slot) and, per block, one compare, two selects and the block counter's add:
+    about 3.4 vector operations per slot, not the plain scan's 5.25 (a compare and two selects
+    per slot, a quarter of a counter's add). The block's
     maximum is compared with the running one strictly (downward: at least as large), so the
     block kept is the first holding the largest index. One running maximum suffices: it changes
     once per block, not per slot.
@@ -779,9 +780,9 @@ def _lane_blocks_ir(downward: bool = False, stores: bool = True):
         first = builder.sub(blocks, at(1)) if downward else at(0)
         counter = cgutils.alloca_once_value(builder, splat(builder, first, vec_i))
         with cgutils.for_range(builder, blocks) as loop:
-            number = builder.sub(first, loop.index) if downward else loop.index
-            start = builder.mul(number, at(BLOCK))
-            number = builder.load(counter)
+            block = builder.sub(first, loop.index) if downward else loop.index
+            start = builder.mul(block, at(BLOCK))
+            number = builder.load(counter)  # the block's number in every lane
             take([index(builder.add(start, at(i))) for i in range(BLOCK)], number)
             builder.store(builder.add(number, splat_i(-1 if downward else 1)), counter)
         if not downward:
@@ -803,6 +804,9 @@ def _lane_blocks_ir(downward: bool = False, stores: bool = True):
                 value = builder.fadd(m, builder.fmul(width, r))
             equal = builder.and_(inside, builder.fcmp_ordered("==", value, high))
             found = builder.select(equal, slot, found)
+        # a lane with no index above -inf kept no block going up (its stored indices are an
+        # earlier scan's): slot 0, the first maximum
+        found = builder.select(builder.fcmp_ordered(">", high, minus_inf), found, splat_i(0))
         builder.store(found, builder.bitcast(best_d, vec_i.as_pointer()), align=8)
         return context.get_dummy_value()
 
@@ -811,10 +815,11 @@ def _lane_blocks_ir(downward: bool = False, stores: bool = True):
 
 #: slots from which agents alone scan by blocks (:func:`lane_argmax_blocks`): below, the work
 #: after the blocks costs more than the compares saved. A tile's scan alone, against the plain
-#: scan's time on the Intel host: blocks stored (AVX-512) 1.02 at 32 slots, 0.97 at 48-64,
-#: 0.80-0.88 at 100-500; gathered (compiled for AVX2) 1.19 at 64, 0.93 at 100, 0.67-0.73 at
-#: 200-500
-BLOCKS_FROM = 48 if wide_vectors() else 96
+#: scan's time on the Intel host (benchmarks/lane_scan.py, runs from 14:25 to 15:31 UTC):
+#: blocks stored (AVX-512) 1.02-1.11 at 32 slots, 0.96-1.03 at 48, 0.97-1.02 at 64, 0.94-0.97
+#: at 80, 0.80-0.92 at 100-500; gathered (compiled for AVX2) 1.16 at 64, 0.94 at 96, 0.97 at
+#: 100, 0.68-0.73 at 200-500
+BLOCKS_FROM = 64 if wide_vectors() else 96
 
 
 def _blocks_typing(mean, inv_sqrt, slots, width, best, name):
@@ -829,7 +834,7 @@ def lane_argmax_blocks(typingctx, mean, inv_sqrt, slots, width, best):
     """:func:`lane_argmax` with one width for every lane, by blocks of BLOCK slots
     (:func:`_lane_blocks_ir`): the same result when no index is NaN, which callers must ensure
     (agents alone once every arm has a sample). From BLOCKS_FROM slots on it takes less time:
-    agents alone 0.92 times the plain scan's at 200-500 arms (benchmarks/README.md,
+    agents alone 0.89-0.91 times the time at 200-500 arms (benchmarks/README.md,
     twenty-fourth round)."""
     signature = _blocks_typing(mean, inv_sqrt, slots, width, best, "lane_argmax_blocks")
     return signature, _lane_blocks_ir(stores=wide_vectors())

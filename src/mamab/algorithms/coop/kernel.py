@@ -74,11 +74,11 @@ def _first_max(values, zero, best):
 
 
 #: bound of :func:`_interval`'s error relative to |mean| + bonus: about 10·2^-24 by its
-#: operations' rounding (at most 4.9·2^-24 seen in 200,000 draws over its range); this is 3
-#: times that bound
+#: operations' rounding (an adversarial search over its range found at most 6.7·2^-24); this
+#: is 3 times that bound
 MARGIN = 2.0**-19
 #: counts and sums (their magnitude) within which float32 keeps that bound, with alpha within
-#: ALPHAS and fewer than 2^24 agents: no overflow, no subnormal number on the way
+#: ALPHAS and fewer than 2^24 agents (:func:`_interval`)
 TINY, HUGE = 1e-9, 1e9
 ALPHAS = (1e-6, 1e6)
 #: arms from which coop-UCB2 chooses through :func:`_interval` (on the Intel host, coop-UCB2
@@ -93,18 +93,21 @@ def _index(total, count, alpha, extra, n_agents, log_t):
 
 
 @njit(cache=True, inline="always")
-def _interval(total, count, wide):
+def _interval(total, count, f32):
     """An interval around :func:`_index` (float64), from float32 arithmetic: one division and
     one square root, where the exact expression takes three float64 divisions and a root.
 
-    ``wide`` = (alpha, sqrt(log t), log t, 1/N), each as float32. Each operation's relative
+    ``f32`` = (alpha, sqrt(log t), log t, 1/N), each as float32. Each operation's relative
     rounding is at most 2^-24; the bonus's radicand collects about 14 of them (the operands'
     conversions, 1/count twice, five products), its root halves that and adds one, the mean
     about 4, their sum one more: within 10·2^-24·(|mean| + bonus) of the exact index, to first
     order, for counts in TINY..HUGE, sums within ±HUGE, alpha within ALPHAS, fewer than 2^24
-    agents and t ≥ 2 (no overflow or subnormal in float32). The interval is MARGIN·(|mean| +
-    bonus) each side (``tests/test_coop.py`` checks that it holds the exact index)."""
-    alpha, extra, log_t, inv_n = wide
+    agents and t ≥ 2 (at t = 1 every arm is untried, so no index is needed). There nothing
+    overflows and the bonus stays a normal float32 (at least about 6e-12); a tiny sum's mean may
+    be subnormal or zero, but its absolute error (at most about 1e-36) is far below the margin
+    the bonus gives. The interval is MARGIN·(|mean| + bonus) each side (``tests/test_coop.py``
+    checks that it holds the exact index)."""
+    alpha, extra, log_t, inv_n = f32
     c32 = np.float32(count)
     r = np.float32(1.0) / c32
     mean = np.float32(total) * r
@@ -191,7 +194,7 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
         t = pos[STEP] + 1
         log_t = math.log(t)
         extra = math.sqrt(log_t)
-        wide = (a32, np.float32(extra), np.float32(log_t), inv_n32)  # _interval's constants
+        f32 = (a32, np.float32(extra), np.float32(log_t), inv_n32)  # _interval's constants
         for n in range(n_agents):
             alive[n] = t < crash[n] or t >= back[n]
             if t == back[n]:  # back from a crash: estimates start from zero
@@ -201,7 +204,7 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
             if not alive[n]:
                 continue  # crashed: plays and sends nothing
             untried = 0
-            odd = exact_only
+            beyond = exact_only
             if exact_only:  # every index exactly, in vector lanes (an untried arm's is NaN)
                 for i in range(n_arms):
                     c = counts[n, i]
@@ -215,14 +218,14 @@ def coop_chunk(noise, rewards, out, faults, est, plan):
                     for g in range(min(REACH, n_arms - start)):
                         c, total = counts[n, start + g], sums[n, start + g]
                         untried += c == 0.0
-                        odd += not (TINY < c < HUGE and -HUGE < total < HUGE)
-                        low[part, g], high[part, g] = _interval(total, c, wide)
-                        odd += not low[part, g] <= high[part, g]  # NaN
+                        beyond += not (TINY < c < HUGE and -HUGE < total < HUGE)
+                        low[part, g], high[part, g] = _interval(total, c, f32)
+                        beyond += not low[part, g] <= high[part, g]  # NaN
             if untried:  # untried arms first, lowest first
                 arm = 0
                 while counts[n, arm] != 0.0:
                     arm += 1
-            elif odd:
+            elif beyond:
                 if not exact_only:  # a count or sum beyond _interval's range
                     for i in range(n_arms):
                         index[i] = _index(sums[n, i], counts[n, i], alpha, extra, n_total, log_t)
