@@ -108,14 +108,14 @@ def _index_and_interval(total, count, alpha, n_agents, t):
 
     log_t = math.log(t)
     extra = math.sqrt(log_t)
-    wide = (
+    f32 = (
         np.float32(alpha),
         np.float32(extra),
         np.float32(log_t),
         np.float32(1.0) / np.float32(n_agents),
     )
     exact = _index(total, count, alpha, extra, n_agents, log_t)
-    return exact, _interval(total, count, wide)
+    return exact, _interval(total, count, f32)
 
 
 @settings(max_examples=3000, deadline=None)

@@ -143,10 +143,7 @@ def _lane_argmax_ir(chains: int, downward: bool = False):
             """Chain c takes slot s, ``offset`` (a vector) from its run's start: a later slot
             replaces its best only when strictly larger (downward: a lower slot when at least as
             large)."""
-            index = builder.fadd(
-                builder.load(builder.gep(mean_p, [s]), align=8),
-                builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
-            )
+            index = _slot_index(builder, mean_p, inv_p, width, s)
             high = builder.load(tops[c])
             larger = builder.fcmp_ordered(">", index, high)
             builder.store(builder.select(larger, index, high), tops[c])
@@ -298,6 +295,25 @@ def splat(builder, value, vec):
     )
 
 
+def ucb_index(builder, mean, inv_sqrt, width):
+    """mean + width·inv_sqrt as the reference agent computes it: an IEEE product, then a sum,
+    never fused (numbers or vectors of them, ``width`` of the same type): equal bits, so equal
+    comparisons, in every scan of this module."""
+    return builder.fadd(mean, builder.fmul(width, inv_sqrt))
+
+
+def _slot_index(builder, mean_p, inv_p, width, s):
+    """:func:`ucb_index` of slot s of a tile's lanes (``mean_p``, ``inv_p``: vector pointers)."""
+    mean = builder.load(builder.gep(mean_p, [s]), align=8)
+    return ucb_index(builder, mean, builder.load(builder.gep(inv_p, [s]), align=8), width)
+
+
+def _larger(builder, a, b):
+    """``b`` where strictly larger than ``a``, else ``a`` (lane by lane): a NaN ``b`` never
+    replaces ``a``."""
+    return builder.select(builder.fcmp_ordered(">", b, a), b, a)
+
+
 def call_intrinsic(builder, name, ret, args):
     """A call of the LLVM intrinsic ``name``, declared from the arguments' types."""
     function = cgutils.get_or_insert_function(
@@ -332,7 +348,7 @@ def _span_indices_ir(context, builder, sig, args):
     width = context.cast(builder, width_v, sig.args[4], types.float64)
     mean = builder.load(pointers[0], align=8)
     inv = builder.load(pointers[1], align=8)
-    return builder.fadd(mean, builder.fmul(splat(builder, width, vec), inv))
+    return ucb_index(builder, mean, inv, splat(builder, width, vec))
 
 
 def _tree_max(builder, values):
@@ -349,7 +365,7 @@ def _tree_max(builder, values):
             values,
             ir.Constant(ir.VectorType(ir.IntType(32), lanes), list(range(lanes, 2 * lanes))),
         )
-        values = builder.select(builder.fcmp_ordered(">", high, low), high, low)
+        values = _larger(builder, low, high)
     return builder.extract_element(values, ir.Constant(ir.IntType(32), 0))
 
 
@@ -387,7 +403,7 @@ def span_max_with(typingctx, mean, inv_sqrt, row, start, width, offset, new_mean
         values = _span_indices_ir(context, builder, sig, args[:5])
         offset = context.cast(builder, args[5], sig.args[5], types.int64)
         width = context.cast(builder, args[4], sig.args[4], types.float64)
-        index = builder.fadd(args[6], builder.fmul(width, args[7]))
+        index = ucb_index(builder, args[6], args[7], width)
         lanes = ir.VectorType(ir.IntType(64), SPAN)  # a select, not an insert at a variable
         here = builder.icmp_unsigned(  # lane: that would go through memory again
             "==", ir.Constant(lanes, list(range(SPAN))), splat(builder, offset, lanes)
@@ -505,9 +521,7 @@ def row_max(typingctx, values, row, count):
         high = cgutils.alloca_once_value(builder, ir.Constant(vec, [float("-inf")] * 8))
 
         def take(chunk, inside, base):
-            so_far = builder.load(high)
-            larger = builder.fcmp_ordered(">", chunk, so_far)
-            builder.store(builder.select(larger, chunk, so_far), high)
+            builder.store(_larger(builder, builder.load(high), chunk), high)
 
         _row_in_eights(context, builder, sig, args, take)
         return _tree_max(builder, builder.load(high))
@@ -741,19 +755,13 @@ def _lane_blocks_ir(downward: bool = False, stores: bool = True):
 
         def index(s):
             """Slot s's indices, every lane."""
-            return builder.fadd(
-                builder.load(builder.gep(mean_p, [s]), align=8),
-                builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
-            )
-
-        def larger_of(a, b):
-            return builder.select(builder.fcmp_ordered(">", b, a), b, a)
+            return _slot_index(builder, mean_p, inv_p, width, s)
 
         def take(values, number):
             """A block's BLOCK index vectors against the running maxima; ``number``: its own."""
             high = values
             while len(high) > 1:  # a tree: its levels' maxima are independent
-                high = [larger_of(x, y) for x, y in zip(high[::2], high[1::2], strict=True)]
+                high = [_larger(builder, x, y) for x, y in zip(high[::2], high[1::2], strict=True)]
             old = builder.load(top)
             larger = builder.fcmp_ordered(">=" if downward else ">", high[0], old)
             builder.store(builder.select(larger, high[0], old), top)
@@ -801,7 +809,7 @@ def _lane_blocks_ir(downward: bool = False, stores: bool = True):
                 entry = builder.add(builder.mul(slot, splat_i(LANES)), lanes)
                 m = _gather(builder, _addresses(builder, mean_d, entry), inside)
                 r = _gather(builder, _addresses(builder, inv_d, entry), inside)
-                value = builder.fadd(m, builder.fmul(width, r))
+                value = ucb_index(builder, m, r, width)
             equal = builder.and_(inside, builder.fcmp_ordered("==", value, high))
             found = builder.select(equal, slot, found)
         # a lane with no index above -inf kept no block going up (its stored indices are an
@@ -1061,10 +1069,7 @@ def small_tile_step(typingctx, draws, row, lo, used, slots, width, part, tile, r
         ]
         with cgutils.for_range(builder, count_slots) as loop:
             s = loop.index
-            index = builder.fadd(
-                builder.load(builder.gep(mean_p, [s]), align=8),
-                builder.fmul(width, builder.load(builder.gep(inv_p, [s]), align=8)),
-            )
+            index = _slot_index(builder, mean_p, inv_p, width, s)
             larger = builder.fcmp_ordered(">", index, builder.load(kept[0]))
             news = [index, splat(builder, s, vi)] + [
                 builder.load(builder.gep(p, [s]), align=8)
